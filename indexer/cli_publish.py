@@ -77,7 +77,9 @@ def pull(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Load published model records into this installation (SQL and the vector index), so search and serve work at
-    once. A pulled space is read-only until raw results are ingested.
+    once. A pulled space is read-only until raw results are ingested. With HF_HUB_OFFLINE=1, or a Hub that cannot be
+    reached (no connection, timeouts), a Hub dataset comes from this home's Hub cache when it holds it: a warning names
+    the commit used, exit 0.
 
     Examples:
 
@@ -92,11 +94,15 @@ def pull(
     if as_json:
         echo_json(res.as_dict())
         return
-    if res.cached:  # offline, from the home's Hub cache: which revision, and that nothing newer was looked for
+    if res.cached and not res.cached.get("unreachable"):  # offline, from the home's Hub cache: which revision, and
+        # that nothing newer was looked for (with the Hub unreachable, the pull's warning on stderr says so)
         c = res.cached
-        which = ("the revision asked" if c["ref"] == c["revision"] else
+        which = ("the revision asked" if c["revision"].startswith(c["ref"]) else  # a commit, whole or short
                  f"the commit {c['ref']} was when this home's Hub cache last fetched it")
-        typer.echo(f"{c['variable']} is set: pulled {res.origin.rpartition('@')[0]} at {c['revision']} from the Hub "
-                   f"cache ({which}); could not check the Hub for a newer revision")
+        held, asked = res.origin.rpartition('@')[0], source.partition('@')[0]
+        spelled = (f" (asked as {asked}: the Hub's repo ids are case-insensitive, and the cache holds it as written "
+                   "when it was fetched)" if held != asked else "")
+        typer.echo(f"{c['variable']} is set: pulled {held} at {c['revision']} from the Hub cache ({which}){spelled}; "
+                   "could not check the Hub for a newer revision")
     for s in res.spaces:
         typer.echo(f"{s['space']}: {s['models']} model(s), {s['benchmarks']} benchmark vector(s) from {res.origin}")

@@ -13,13 +13,14 @@
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
   whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
   :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
-  read). Offline,
+  read; so does an ingest, beside the revisions the home's other sources of the repo read). Offline,
   :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
   (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
-  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubError`;
+  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubError`
+  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried);
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
   GatedRepoError about the token; 404 -> :class:`NotFoundError`.
 - One retry layer, one deadline: every request huggingface_hub sends goes through :class:`_HubTransport` (installed
@@ -55,7 +56,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .errors import ConfigError, GatedRepoError, HubError, NotFoundError
 from .records import parameter_count
@@ -65,6 +66,8 @@ log = logging.getLogger(__name__)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w\-.]{0,95}/[\w\-.]{1,96}\Z", re.ASCII)  # ASCII, as indexer.identity._REPO
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+#: the start of a commit sha, as git abbreviates one (at least 4 hex digits): offline, the cached commit it starts
+_SHORT_SHA = re.compile(r"^[0-9a-f]{4,39}$")
 #: a branch or tag name: parts of letters, digits and ``._-`` separated by ``/``, each starting with a letter or digit
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$")
 _ETAG = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
@@ -75,7 +78,13 @@ class _RevisionNotFound(NotFoundError):
 
 
 class HubUnreachableError(HubError):
-    """The Hub endpoint cannot be connected to at all (DNS, refused, no network): not retried."""
+    """The Hub endpoint cannot be connected to at all (DNS, refused, no network: not retried), or no answer came
+    through the retries (timeouts, dropped connections): an outage, not an answer (a 401/403/404 is one). ``reason``:
+    what failed, without the advice the message ends with (a pull falling back on the Hub cache warns with it)."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def is_valid_revision(value: str) -> bool:
@@ -365,6 +374,10 @@ class HubClient:
                                     f"the next try would be in {delay:.0f} s")
                             why += f": {wait}, past this operation's {self.deadline:.0f} s deadline"
                         self._failing = True
+                        # no answer at all through the retries (timeouts, dropped connections): the Hub could not be
+                        # reached, as when it refuses connections (a pull falls back to the Hub cache then)
+                        if isinstance(err, HubUnreachableError):
+                            raise HubUnreachableError(f"{err} ({why}; {self.again})", f"{err.reason}, {why}") from None
                         raise HubError(f"{err} ({why}; {self.again})") from None
                     log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)
                     self._sleep(delay)
@@ -521,8 +534,10 @@ class HubClient:
             snap = self._call("read", repo_id, repo_type, run)
         except _RevisionNotFound:
             kind = "dataset" if repo_type == "dataset" else "model"
-            raise NotFoundError(f"revision {revision!r} not found in the {kind} {repo_id}: give one of its commit shas, "
-                                "branches or tags, or none for main") from None
+            short = (f" (if it is the start of a commit sha, the Hub at {self.endpoint} does not know it as one: give "
+                     "the whole 40-hex-digit commit)" if _SHORT_SHA.match(revision or "") else "")
+            raise NotFoundError(f"revision {revision!r} not found in the {kind} {repo_id}{short}: give one of its commit "
+                                "shas, branches or tags, or none for main") from None
         except NotFoundError:
             if repo_type == "dataset" and self._is_model(repo_id):  # `hub:` of a model's id: setting HF_TOKEN won't help
                 org, _, name = repo_id.partition("/")
@@ -553,41 +568,71 @@ class HubClient:
         """The repo's folder in the cache, as huggingface_hub names it (``datasets--ORG--NAME``)."""
         return self.cache_dir / f"{repo_type}s--{repo_id.replace('/', '--')}"
 
+    def _cached_spellings(self, repo_id: str, repo_type: str) -> list[str]:
+        """The spellings of ``repo_id`` the cache holds a folder of, that one first: the Hub's repo ids are
+        case-insensitive (it answers ``walk/recs`` with the repo ``Walk/Recs``), but huggingface_hub names the folder
+        by the id as it was asked, so a home that fetched ``hub:Walk/Recs`` holds ``datasets--Walk--Recs`` alone."""
+        prefix, want = f"{repo_type}s--", repo_id.replace("/", "--").lower()
+        exact = self._storage(repo_id, repo_type).name
+        try:
+            others = sorted(p.name for p in self.cache_dir.iterdir() if p.name != exact and p.name.startswith(prefix)
+                            and p.name[len(prefix):].lower() == want and p.is_dir())
+        except OSError:
+            others = []
+        names = ([exact] if (self.cache_dir / exact).is_dir() else []) + others
+        return [n[len(prefix):].replace("--", "/", 1) for n in names]  # ids hold no "--": the first is the "/"
+
     def cached_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
         """What the cache holds of the repo at ``revision`` (a commit sha, or a branch or tag: the commit it was when
-        last fetched; default main), without asking the Hub: its files are those downloaded at that commit. A
-        :class:`HubError` naming the offline variable when the cache holds no such revision (offline use: with the Hub
-        reachable, :meth:`repo_snapshot` says what the revision is now)."""
+        last fetched; default main), without asking the Hub: its files are those downloaded at that commit. The repo
+        is found whatever the case of ``repo_id`` (the Hub's ids are case-insensitive): the snapshot's ``repo_id`` is
+        the spelling the cache holds it under (the one asked first). A :class:`HubError` naming the offline variable
+        when the cache holds no such revision (offline use: with the Hub reachable, :meth:`repo_snapshot` says what
+        the revision is now)."""
         if revision is not None and not is_valid_revision(revision):
             raise HubError(f"cannot read {repo_id}: revision {revision[:80]!r} is not a commit sha (40 hex digits) or a "
                            "branch or tag name")
         ref = revision or "main"
-        storage = self._storage(repo_id, repo_type)
-        sha = ref
-        if not _SHA.match(ref):
-            try:
-                sha = (storage / "refs" / ref).read_text().strip()
-            except OSError:
-                sha = ""
-        folder = storage / "snapshots" / sha
-        if not _SHA.match(sha) or not folder.is_dir():
-            # what it holds (a cache filled before downloads recorded the branch they read has no refs): by sha
-            held = sorted(p.name for p in (storage / "snapshots").iterdir() if _SHA.match(p.name)) if (
+        held: list[str] = []
+        for spelling in self._cached_spellings(repo_id, repo_type):
+            storage = self._storage(spelling, repo_type)
+            sha = ref
+            if not _SHA.match(ref):
+                try:
+                    sha = (storage / "refs" / ref).read_text().strip()
+                except OSError:
+                    sha = ""
+            here = sorted(p.name for p in (storage / "snapshots").iterdir() if _SHA.match(p.name) and p.is_dir()) if (
                 storage / "snapshots").is_dir() else []
-            also = (f" (it holds revision {', '.join(held[:3])}{', ...' if len(held) > 3 else ''}: name it as "
-                    "@REVISION to read it offline)" if held else "")
-            raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
-                           f"{self.cache_dir} holds no revision {ref} of it{also}; unset it to reach the Hub")
-        cache = os.path.realpath(self.cache_dir)
-        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                       if p.is_file() and _inside(os.path.realpath(p), cache))
-        return RepoSnapshot(repo_id, repo_type, sha, tuple(f for f in files if is_safe_repo_path(f)), None, ref)
+            if not (_SHA.match(sha) and sha in here) and _SHORT_SHA.match(ref):  # a short sha: the commit it starts
+                hits = [h for h in here if h.startswith(ref)]
+                if len(hits) > 1:
+                    raise HubError(f"cannot read {repo_id}: revision {ref} is the start of {len(hits)} commits the Hub "
+                                   f"cache {self.cache_dir} holds ({', '.join(hits)}): give more of it, or the whole "
+                                   "40-hex-digit commit")
+                sha = hits[0] if hits else sha
+            folder = storage / "snapshots" / sha
+            if not _SHA.match(sha) or sha not in here:
+                # what it holds (a cache filled before downloads recorded the branch they read has no refs): by sha
+                held += here
+                continue
+            if spelling != repo_id:
+                log.info("Hub cache: %s is held as %s (the Hub's repo ids are case-insensitive): reading that",
+                         repo_id, spelling)
+            cache = os.path.realpath(self.cache_dir)
+            files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                           if p.is_file() and _inside(os.path.realpath(p), cache))
+            return RepoSnapshot(spelling, repo_type, sha, tuple(f for f in files if is_safe_repo_path(f)), None, ref)
+        also = (f" (it holds revision {', '.join(held[:3])}{', ...' if len(held) > 3 else ''}: name it as "
+                "@REVISION to read it offline)" if held else "")
+        raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
+                       f"{self.cache_dir} holds no revision {ref} of it{also}; unset it to reach the Hub")
 
     def _remember_ref(self, snapshot: RepoSnapshot) -> None:
         """Record in the cache that the snapshot's ``ref`` (a branch or tag) was its commit, as huggingface_hub does when
         it downloads by branch (taskspace downloads by commit sha, so it writes none itself); best effort."""
         ref = snapshot.ref
-        if not ref or ref == snapshot.sha or not is_valid_revision(ref):
+        if not ref or snapshot.sha.startswith(ref) or not is_valid_revision(ref):  # a commit, whole or short: no ref
             return
         path = self._storage(snapshot.repo_id, snapshot.repo_type) / "refs" / ref
         try:
@@ -599,11 +644,11 @@ class HubClient:
         except OSError as exc:  # a read-only cache: the files are there, only an offline lookup by branch misses
             log.debug("Hub cache: cannot record %s of %s: %s", ref, snapshot.repo_id, exc)
 
-    def download(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
+    def download(self, snapshot: RepoSnapshot, files: list[str], *, cached: bool = False) -> Path:
         """Download ``files`` of the snapshot at its exact commit; returns the local root holding them in
         the repo's layout. Files already in the cache at that commit are not fetched again. Offline
-        (``HF_HUB_OFFLINE``), the cache's files at that commit, or a :class:`HubError` naming the variable and the
-        first file it lacks."""
+        (``HF_HUB_OFFLINE``), or ``cached`` (a pull falling back on the cache of a Hub it cannot reach), the cache's
+        files at that commit, or a :class:`HubError` naming the variable and the first file it lacks."""
         from huggingface_hub import hf_hub_download
 
         if not _SHA.match(snapshot.sha or ""):
@@ -612,7 +657,7 @@ class HubClient:
         if unsafe:
             raise HubError(f"cannot download from {snapshot.repo_id}: unsafe file name {unsafe[0][:120]!r} (a path that "
                            "could leave the cache)")
-        if self.offline:
+        if self.offline or cached:
             return self._cached_files(snapshot, files)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
@@ -649,11 +694,13 @@ class HubClient:
         self._remember_ref(snapshot)
         return root
 
-    def keep_only(self, snapshot: RepoSnapshot) -> None:
+    def keep_only(self, snapshot: RepoSnapshot, also: Iterable[str] = ()) -> None:
         """Remove from the cache every other revision of the snapshot's repo: their snapshot folders, the refs that
         name them and the blobs only they used (a download in progress, ``*.incomplete``, is left). A publish
         compares with one revision and a pull reads one, so a scheduled run's cache holds that one, not every revision
-        it ever read. Best effort: what cannot be removed is logged and stays."""
+        it ever read. ``also``: revisions to keep as well (a commit sha, whole or short, or a branch or tag: the commit
+        the cache's refs say it was), e.g. those other sources of the home read. Best effort: what cannot be removed
+        is logged and stays."""
         import shutil
 
         storage = self._storage(snapshot.repo_id, snapshot.repo_type)
@@ -661,13 +708,25 @@ class HubClient:
         if not _SHA.match(snapshot.sha or "") or not keep.is_dir():
             return
         try:
+            refs = {r: r.read_text().strip() for r in (storage / "refs").rglob("*") if r.is_file()} if (
+                storage / "refs").is_dir() else {}
+            held = [p.name for p in (storage / "snapshots").iterdir()]
+            kept = {snapshot.sha}
+            for rev in also:
+                if _SHA.match(rev or ""):
+                    kept.add(rev)
+                elif rev and (storage / "refs" / rev) in refs:
+                    kept.add(refs[storage / "refs" / rev])
+                elif _SHORT_SHA.match(rev or ""):
+                    kept.update(h for h in held if h.startswith(rev))
             for other in (storage / "snapshots").iterdir():
-                if other.name != snapshot.sha:
+                if other.name not in kept:
                     shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
-            for ref in [r for r in (storage / "refs").rglob("*") if r.is_file()] if (storage / "refs").is_dir() else []:
-                if ref.read_text().strip() != snapshot.sha:
+            for ref, sha in refs.items():
+                if sha not in kept:
                     ref.unlink()
-            used = {os.path.basename(os.path.realpath(p)) for p in keep.rglob("*") if p.is_symlink()}
+            used = {os.path.basename(os.path.realpath(p)) for sha in kept for p in (storage / "snapshots" / sha).rglob("*")
+                    if p.is_symlink()}
             for blob in (storage / "blobs").iterdir() if (storage / "blobs").is_dir() else []:
                 if blob.name not in used and not blob.name.endswith(".incomplete") and blob.is_file():
                     blob.unlink()
@@ -826,10 +885,12 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, _Retryable):
             if e.status is not None:
                 return HubError(f"cannot {what} {repo}: the Hub answered {e.status}"), e.retry_after
-            return HubError(f"cannot {what} {repo}: {e} talking to {endpoint}"), 0.0
+            why = f"{e} talking to {endpoint}"
+            return HubUnreachableError(f"cannot {what} {repo}: {why}", why), 0.0
         if isinstance(e, _Unreachable):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or "
-                                       "HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to work without the Hub"), None
+                                       "HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to work without the Hub",
+                                       f"cannot connect to {endpoint} ({e})"), None
         if isinstance(e, _Unsafe):
             return HubError(f"cannot {what} {repo}: the Hub at {endpoint} answered {e}; refusing it (nothing was "
                             "written; a broken or hostile endpoint? check HF_ENDPOINT)"), None
@@ -864,9 +925,11 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
             return HubError(f"cannot {what} {repo}: the Hub answered {status}"), None
         if isinstance(e, httpx2.ConnectError):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or HF_ENDPOINT, "
-                                       "or set HF_HUB_OFFLINE=1 to work without the Hub"), None
+                                       "or set HF_HUB_OFFLINE=1 to work without the Hub", f"cannot connect to {endpoint}"), None
         if isinstance(e, httpx2.TransportError):  # a dropped or timed-out connection: retried like a 5xx
-            return HubError(f"cannot {what} {repo}: the connection to {endpoint} failed ({type(e).__name__})"), 0.0
+            return HubUnreachableError(f"cannot {what} {repo}: the connection to {endpoint} failed "
+                                       f"({type(e).__name__})", f"the connection to {endpoint} failed "
+                                       f"({type(e).__name__})"), 0.0
     return None, None
 
 

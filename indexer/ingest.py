@@ -250,6 +250,7 @@ class Ingester:
         self.summary = IngestSummary()
         self._models: set[str] = set()
         self._format: str | None = None  # the reader named for the spec being ingested (ingest_spec)
+        self._sources = None  # the home's configured Hub sources (their parse_spec), False: unreadable; read once
 
     @property
     def hub(self):
@@ -480,6 +481,9 @@ class Ingester:
         except (HubError, NotFoundError) as exc:
             s.add_error(exc, location)
             return
+        in_use = self._hub_revisions_in_use(repo_id)
+        if in_use is not None:  # the revision read, and those other sources of the home read: not every one ever read
+            self.hub.keep_only(snap, also=in_use)
         kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else fmt
         opts = dict(options)
         if reader is not None and reader.takes_identity:
@@ -513,6 +517,25 @@ class Ingester:
         # Hub repo ids are ever asked of the Hub); before, every name that was not ORG/NAME (gpt-4o, a short name the
         # identity rules map) was rejected here, so a table of API models in a Hub repo stored nothing
         self.store_batch(batch)
+
+    def _hub_revisions_in_use(self, repo_id: str) -> list[str] | None:
+        """The revisions of the Hub repo ``repo_id`` (in any case: the Hub's ids are case-insensitive) that the
+        home's configured sources name (``main`` for none): an ingest keeps them in the Hub cache beside the one it
+        read (a ``sources.toml`` written by hand can name two revisions of one repo). None when the sources file
+        cannot be read: then nothing is removed."""
+        if self._sources is None:
+            from . import sourcelist
+            from .config import get_settings
+
+            try:
+                self._sources = [parse_spec(sp.spec) for sp in sourcelist.load(get_settings().sources_file)
+                                 if spec_kind(sp.spec) == "hub"]
+            except (IndexerError, OSError) as exc:
+                log.info("Hub cache: the configured sources cannot be read (%s): no earlier revision is removed", exc)
+                self._sources = False
+        if self._sources is False:
+            return None
+        return [s.revision or "main" for s in self._sources if s.target.lower() == repo_id.lower()]
 
     def ingest_hub_org(self, org: str, limit: int | None = None, format: str | None = None, **options) -> None:
         mode = LEADERBOARD_ORGS.get(org)

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from . import dataset
-from .errors import ConfigError, DimensionError, EncoderError, InputError, NotFoundError, arg
+from .errors import ConfigError, DimensionError, EncoderError, HubError, InputError, NotFoundError, arg
 
 log = logging.getLogger(__name__)
 
@@ -571,8 +571,9 @@ class PullResult:
     origin: str
     spaces: list[dict]
     seconds: float
-    #: offline, a Hub record set read from the home's Hub cache: ``{revision, ref, variable}`` (the commit used, the
-    #: revision asked or ``main``, the variable that forbids Hub requests); None otherwise
+    #: offline, or with the Hub unreachable, a Hub record set read from the home's Hub cache: ``{revision, ref,
+    #: variable, unreachable}`` (the commit used, the revision asked or ``main``, the variable that forbids Hub requests
+    #: or None, what failed reaching the Hub or None); None otherwise
     cached: dict | None = None
 
     def as_dict(self) -> dict:
@@ -597,8 +598,11 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
     an error before the vectors are fetched), then only that space's files. Offline (``HF_HUB_OFFLINE``), a Hub spec
     is read from the home's Hub cache at the revision asked (none: the commit main was when it was last fetched) when
     the cache holds every file the records need (``cached`` then says which revision and the variable), else the
-    offline refusal naming the variable and what the cache lacks."""
-    from .hub import HubClient
+    offline refusal naming the variable and what the cache lacks. A Hub that cannot be reached (refused or failed
+    connections, timeouts through the retries: :class:`~indexer.hub.HubUnreachableError`; not a 401/403/404, which are
+    answers) is read the same way from the cache, with a warning; a cache that cannot give the records leaves the Hub's
+    error as it was."""
+    from .hub import HubClient, HubUnreachableError
     from .ingest import parse_spec
 
     if spec.startswith("hub:"):
@@ -609,19 +613,10 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
         hub.again = "nothing was pulled; run `taskspace pull` again later"  # not "the next run": none follows
         if hub.offline:
             return _fetch_cached(hub, repo, rev or None, space)
-        snap = hub.repo_snapshot(repo, rev or None, "dataset", records=True)
-        files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
-        if dataset.SPACES not in files:
-            raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")
-        origin = f"hub:{repo}@{snap.sha}"
-        if space is not None:  # its name checked on the small space table, before any vectors are downloaded
-            with _named(origin):
-                dataset.space_names(hub.download(snap, [dataset.SPACES]), [space])
-            own = {dataset.models_file(space), dataset.patterns_file(space), dataset.prompts_file(space)}
-            files = [f for f in files if f.count("/") == 0 or f in own]
-        root = hub.download(snap, files)
-        hub.keep_only(snap)  # the revision pulled (an offline pull reads it), not every one pulled before
-        return root, origin, snap.sha, None
+        try:
+            return _fetch_hub(hub, repo, rev or None, space)
+        except HubUnreachableError as exc:  # an outage (no answer at all), not an answer such as 401/403/404
+            return _fetch_cached(hub, repo, rev or None, space, unreachable=exc)
     root = Path(spec).expanduser()
     if not root.is_dir():
         raise InputError(f"{spec!r} is neither hub:ORG/NAME[@REVISION] nor a folder")
@@ -629,21 +624,56 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
     return root, str(root), dataset.digest(root), None
 
 
-def _fetch_cached(hub, repo: str, rev: str | None, space: str | None) -> tuple[Path, str, str, dict]:
+def _fetch_hub(hub, repo: str, rev: str | None, space: str | None) -> tuple[Path, str, str, None]:
+    """:func:`_fetch` of a Hub record set from the Hub (see there)."""
+    snap = hub.repo_snapshot(repo, rev, "dataset", records=True)
+    files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
+    if dataset.SPACES not in files:
+        raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")
+    origin = f"hub:{repo}@{snap.sha}"
+    if space is not None:  # its name checked on the small space table, before any vectors are downloaded
+        with _named(origin):
+            dataset.space_names(hub.download(snap, [dataset.SPACES]), [space])
+        own = {dataset.models_file(space), dataset.patterns_file(space), dataset.prompts_file(space)}
+        files = [f for f in files if f.count("/") == 0 or f in own]
+    root = hub.download(snap, files)
+    hub.keep_only(snap)  # the revision pulled (an offline pull reads it), not every one pulled before
+    return root, origin, snap.sha, None
+
+
+def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
+                  unreachable: Exception | None = None) -> tuple[Path, str, str, dict]:
     """:func:`_fetch` offline: the records from the Hub cache (see there). Before, an offline pull refused even with
-    every file in the cache (huggingface_hub serves cached files offline)."""
+    every file in the cache (huggingface_hub serves cached files offline). ``unreachable``: the error of a Hub that
+    could not be reached (HF_HUB_OFFLINE unset: refused or failed connections, timeouts through the retries): the
+    same from the cache, with a warning naming the commit used (``cached["unreachable"]`` the error); a cache that
+    cannot give the records raises that error as it was. Before, such a pull failed with exit 4 whatever the cache
+    held, unless HF_HUB_OFFLINE was set."""
     from .hub import offline_variable
 
-    snap = hub.cached_snapshot(repo, rev, "dataset")
-    origin = f"hub:{repo}@{snap.sha}"
-    with _named(origin):
-        names = dataset.space_names(hub.download(snap, [dataset.SPACES]), [space] if space else None)
-        if space is not None:
-            names = [space]
-        root = hub.download(snap, dataset.files_needed(hub.download(snap, [dataset.BENCHMARKS]), names))
-    cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable()}
-    log.info("pull: %s is set: hub:%s read from the Hub cache at %s (%s); not checked for a newer revision",
-             cached["variable"], repo, snap.sha, snap.ref)
+    try:
+        snap = hub.cached_snapshot(repo, rev, "dataset")
+        origin = f"hub:{snap.repo_id}@{snap.sha}"  # the spelling the cache holds it under (ids are case-insensitive)
+        with _named(origin):
+            names = dataset.space_names(hub.download(snap, [dataset.SPACES], cached=True), [space] if space else None)
+            if space is not None:
+                names = [space]
+            root = hub.download(snap, dataset.files_needed(hub.download(snap, [dataset.BENCHMARKS], cached=True),
+                                                           names), cached=True)
+    except HubError:
+        if unreachable is None:
+            raise
+        raise unreachable from None  # nothing usable cached: the Hub's error, as without a cache
+    reason = getattr(unreachable, "reason", str(unreachable)) if unreachable is not None else None
+    cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable(), "unreachable": reason}
+    if unreachable is not None:
+        which = ("the revision asked" if snap.sha.startswith(snap.ref) else
+                 f"the commit {snap.ref} was when this home's Hub cache last fetched it")
+        log.warning("pull: the Hub could not be reached (%s): pulled hub:%s at %s from this home's Hub cache (%s); "
+                    "it may not be the newest revision", reason, snap.repo_id, snap.sha, which)
+    else:
+        log.info("pull: %s is set: hub:%s read from the Hub cache at %s (%s); not checked for a newer revision",
+                 cached["variable"], snap.repo_id, snap.sha, snap.ref)
     return root, origin, snap.sha, cached
 
 

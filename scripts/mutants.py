@@ -57,8 +57,8 @@ MUTANTS = [
            "return NotFoundError(f\"not found on the Hub: {repo} ({what})\"), 0.0",
            ["tests/test_hub.py"]),
     Mutant("hub does not retry a dropped connection", "indexer/hub.py",
-           "return HubError(f\"cannot {what} {repo}: {e} talking to {endpoint}\"), 0.0",
-           "return HubError(f\"cannot {what} {repo}: {e} talking to {endpoint}\"), None",
+           "return HubUnreachableError(f\"cannot {what} {repo}: {why}\", why), 0.0",
+           "return HubUnreachableError(f\"cannot {what} {repo}: {why}\", why), None",
            ["tests/test_hub.py"]),
     # -- item 2: exact counts (a pass that stops counting what it embedded passed the old `== 0 or == 8`)
     Mutant("pipeline does not count embedded texts", "indexer/pipeline.py",

@@ -11,7 +11,7 @@ The commit sha of a repo is the sha1 of its files (names and contents), so editi
 Endpoints: ``GET /api/{models|datasets}?author=&search=&limit=``, ``GET /api/{type}s/{id}[/revision/{rev}]``,
 ``GET /api/{type}s/{id}/tree/{rev}[/{path}]?recursive=``, ``HEAD``/``GET /[datasets/]{id}/resolve/{rev}/{path}``.
 Unknown repo -> 404 ``X-Error-Code: RepoNotFound``; unknown revision -> ``RevisionNotFound``; unknown file ->
-``EntryNotFound``. Repo ids are matched case-insensitively and a repo's info gives its own id (as the Hub does).
+``EntryNotFound``; a short commit sha (4+ hex digits) names the one commit it starts, as on the Hub. Repo ids are matched case-insensitively and a repo's info gives its own id (as the Hub does).
 ``server.rename(rtype, old, new)`` makes requests naming ``old`` answer 307 to ``new`` (a renamed
 repo). ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
 answer those statuses first (to test retries and error paths); an entry may be ``(status, {header: value})`` to
@@ -45,6 +45,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -182,6 +183,18 @@ class HubServer:
     def revisions(self, d: Path) -> tuple[str, ...]:
         """The revisions the repo answers to: main, its commit, a tampered sha and earlier commits."""
         return ("main", self.sha(d), self.info_sha(d), *self.history.get(str(d), {}))
+
+    def resolve(self, d: Path, rev: str) -> str | None:
+        """The revision ``rev`` names: itself, or the one commit a short sha (4 to 39 hex digits) starts, as the Hub
+        resolves one (huggingface_hub#197: "fixed server-side" in 2023); None when it names none."""
+        revs = self.revisions(d)
+        if rev in revs:
+            return rev
+        if re.fullmatch(r"[0-9a-f]{4,39}", rev):
+            hits = {r for r in revs if len(r) == 40 and r.startswith(rev)}
+            if len(hits) == 1:
+                return hits.pop()
+        return None
 
     def snapshot(self, d: Path, rev: str) -> dict[str, bytes] | None:
         """The files of an earlier commit ``rev`` (None: ``rev`` is the current state)."""
@@ -456,18 +469,18 @@ class _Handler(BaseHTTPRequestHandler):
                                    else "Unauthorized", head)
             rest = parts[4:]
             if not rest or rest[0] == "revision":
-                rev = rest[1] if len(rest) > 1 else "main"
-                if rev not in self.hub.revisions(d):
-                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+                rev = self.hub.resolve(d, asked := rest[1] if len(rest) > 1 else "main")
+                if rev is None:
+                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {asked}", head)
                 info = self.hub.info(rtype, repo_id, d)
                 old = self.hub.snapshot(d, rev)
                 if old is not None:  # an earlier commit
                     info.update(sha=rev, siblings=[{"rfilename": f} for f in sorted(old)])
                 return self._json(200, info, head=head)
             if rest[0] == "tree":
-                rev = rest[1] if len(rest) > 1 else "main"
-                if rev not in self.hub.revisions(d):
-                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+                rev = self.hub.resolve(d, asked := rest[1] if len(rest) > 1 else "main")
+                if rev is None:
+                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {asked}", head)
                 sub = "/".join(rest[2:])
                 recursive = q.get("recursive", "false").lower() in ("1", "true")
                 entries = []
@@ -501,10 +514,10 @@ class _Handler(BaseHTTPRequestHandler):
                     return self._error(401, "GatedRepo", "Access to this gated repo is restricted: log in", head)
                 if token not in meta.get("_allowed_tokens", []):
                     return self._error(403, "GatedRepo", "Access to this gated repo is restricted", head)
-            rev = parts[3]
+            rev = self.hub.resolve(d, parts[3])
             sha = self.hub.sha(d)
-            if rev not in self.hub.revisions(d):
-                return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+            if rev is None:
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {parts[3]}", head)
             fpath = "/".join(parts[4:])
             old = self.hub.snapshot(d, rev)
             data = self.hub.read(d, fpath) if old is None else old.get(fpath)

@@ -433,6 +433,43 @@ def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home
     assert "revision 'no-such-branch' not found in the dataset" in e.message
 
 
+def test_a_short_commit_sha_is_resolved_by_the_hub_online_and_in_the_cache_offline(client, hub_server, monkeypatch):
+    """`@0e05e3f` (a commit sha shortened, as the Hub's pages and git show it): online the Hub resolves it (as
+    huggingface.co does, huggingface_hub#197) and the snapshot is at the whole commit, recorded in the cache under no
+    ref of that name; offline the cache resolves it to the one cached commit it starts, an ambiguous one is an error
+    listing the commits it starts, and one starting none the offline refusal. A short sha the Hub does not resolve
+    says to give the whole commit. Before, offline, "the Hub cache ... holds no revision 0e05e3f of it" (exit 4) though
+    it held that commit."""
+    full = client.repo_snapshot(LB)
+    short = full.sha[:7]
+    snap = client.repo_snapshot(LB, short)
+    assert snap.sha == full.sha and snap.files == full.files
+    client.download(snap, ["README.md"])
+    storage = client.cache_dir / f"datasets--{LB.replace('/', '--')}"
+    assert not (storage / "refs" / short).exists()  # a commit, not a branch
+    with pytest.raises(NotFoundError, match=r"revision 'ffff0000' not found .*give the whole 40-hex-digit commit"):
+        client.repo_snapshot(LB, "ffff0000" if not full.sha.startswith("ffff0000") else "eeee0000")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    offline = HubClient()
+    for rev in (short, full.sha[:4], full.sha[:39]):
+        got = offline.cached_snapshot(LB, rev)
+        assert (got.sha, got.files, got.ref) == (full.sha, ("README.md",), rev)
+        assert (offline.download(got, ["README.md"]) / "README.md").is_file()
+    other = "0" if full.sha[7] != "0" else "1"
+    twins = [short + other + c * 32 for c in "ab"]  # two more cached commits that start as this one does
+    for t in twins:
+        (storage / "snapshots" / t).mkdir()
+    with pytest.raises(HubError) as e:
+        offline.cached_snapshot(LB, short)
+    assert str(e.value) == (f"cannot read {LB}: revision {short} is the start of 3 commits the Hub cache "
+                            f"{offline.cache_dir} holds ({', '.join(sorted([full.sha, *twins]))}): give more of it, or "
+                            "the whole 40-hex-digit commit")
+    assert offline.cached_snapshot(LB, full.sha[:8]).sha == full.sha  # long enough to be one again
+    nowhere = "ffff0000" if not full.sha.startswith("ffff0000") else "eeee0000"
+    with pytest.raises(HubError, match=rf"HF_HUB_OFFLINE is set and the Hub cache .* holds no revision {nowhere} of it"):
+        offline.cached_snapshot(LB, nowhere)
+
+
 def test_a_token_the_hub_does_not_accept_is_named_as_such_when_publishing(hub_server, sleeps):
     """A token whoami answers 401 to (mistyped, expired, revoked): `taskspace publish` says the Hub does not accept
     the token and how to make one (exit 4, the token never shown). Before: "the Hub refused to let this token check
@@ -798,6 +835,55 @@ def test_an_ingest_the_hub_fails_says_to_run_the_ingest_again(hub_server, sleeps
     hub = HubClient(backoff=0.01, sleep=sleeps.append)
     Ingester(store, hub=hub, fetch_metadata=False)  # as the indexing pass makes it
     assert hub.again == "the next run tries again"
+
+
+def test_an_ingest_keeps_in_the_hub_cache_the_revision_it_read_and_those_other_sources_read(hub_server, store,
+                                                                                          taskspace_home):
+    """`taskspace ingest hub:ORG/REPO` (and a pass's Hub sources) leaves the home's Hub cache holding the revision it
+    read, as publish and pull do (`HubClient.keep_only`), and also the revisions the home's other configured sources
+    of that repo read (a `sources.toml` written by hand can name two revisions of one repo: `@SHA` as given, a branch
+    as the cache's refs last saw it). Before, every revision an ingest ever downloaded stayed: a home reading a Hub
+    repo whose main moves grew by its changed files a pass."""
+    import os
+
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.ingest import ingest
+
+    storage = taskspace_home / "hub" / f"datasets--{LB.replace('/', '--')}"
+
+    def held():
+        snaps = sorted(p.name for p in (storage / "snapshots").iterdir())
+        used = {os.path.basename(os.path.realpath(p)) for p in (storage / "snapshots").rglob("*") if p.is_file()}
+        return snaps, {p.name for p in (storage / "blobs").iterdir()} - used
+
+    def new_revision(text: str) -> str:
+        HubClient(token="hf_write_1").commit(LB, {"notes.md": text.encode()}, [], "notes")
+        return HubClient().repo_snapshot(LB).sha
+
+    first = HubClient().repo_snapshot(LB).sha
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).exit_code == 0
+    assert held() == ([first], set())
+    second = new_revision("a")
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert held() == ([second], set())  # before: [first, second], every revision read
+    # another configured source reads main (the cache's refs: second): an ingest of the first keeps it
+    cfg = get_settings().sources_file
+    sourcelist.save(cfg, [sourcelist.SourceSpec(f"hub:{LB.upper()}")])
+    assert ingest(f"hub:{LB}@{first}", store=store, fetch_metadata=False).sources == 1
+    assert held() == (sorted([first, second]), set())
+    # one names a commit (short): kept by an ingest of main, which moved on; a third revision read alone is not kept
+    third = new_revision("b")
+    sourcelist.save(cfg, [sourcelist.SourceSpec(f"hub:{LB}@{first[:8]}")])
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert held() == (sorted([first, third]), set())
+    sourcelist.save(cfg, [])
+    assert ingest(f"hub:{LB}@{first}", store=store, fetch_metadata=False).sources == 1
+    assert held() == ([first], set())
+    # a sources file that cannot be read: nothing is removed
+    cfg.write_text("not [ toml")
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert held() == (sorted([first, third]), set())
 
 
 def test_an_index_pass_says_when_no_hub_metadata_was_fetched(tmp_path, env, monkeypatch, caplog):

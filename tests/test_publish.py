@@ -2195,7 +2195,7 @@ def test_an_offline_pull_uses_the_revision_the_homes_hub_cache_holds_and_refuses
     code, out, err = run_cli(capsys, "pull", "hub:tester/recs", "--json")
     got = json.loads(out)
     assert got["origin"] == f"hub:tester/recs@{first}" and got["cached"] == {
-        "revision": first, "ref": "main", "variable": "HF_HUB_OFFLINE"}, got
+        "revision": first, "ref": "main", "variable": "HF_HUB_OFFLINE", "unreachable": None}, got
     code, out, err = run_cli(capsys, "pull", f"hub:tester/recs@{first}", "--space", name)
     assert code == 0 and f"at {first}" in out, err
     assert len(hub_server.log) == before  # nothing was asked of the Hub
@@ -2219,6 +2219,86 @@ def test_an_offline_pull_uses_the_revision_the_homes_hub_cache_holds_and_refuses
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
     assert code == 4 and "HF_HUB_OFFLINE is set" in err and f"cannot read {dataset.BENCHMARKS} of" in err, err
+    _assert_nothing_imported()
+
+
+def test_an_offline_pull_finds_the_hub_cache_of_the_record_set_fetched_in_another_case(publisher, hub_server, tmp_path,
+                                                                                      monkeypatch, capsys):
+    """`taskspace pull hub:tester/recs` with HF_HUB_OFFLINE=1 on a home that pulled the record set as `hub:Tester/Recs`
+    (the Hub's repo ids are case-insensitive: it answers either spelling with the one repo): the cache, which
+    huggingface_hub keeps under the spelling asked (`datasets--Tester--Recs`), is found, and the pull names the spelling
+    it holds and the one asked. Before, the offline lookup was case-sensitive: "HF_HUB_OFFLINE is set and the Hub cache
+    ... holds no revision main of it" (exit 4), though every file was there."""
+    from helpers import run_cli
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    sha = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    pull("hub:Tester/Recs")  # online: the cache folder is named by this spelling
+    assert (tmp_path / "home_b" / "hub" / "datasets--Tester--Recs").is_dir()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    before = len(hub_server.log)
+    for spec in ("hub:tester/recs", f"hub:TESTER/recs@{sha}"):
+        code, out, err = run_cli(capsys, "pull", spec)
+        assert code == 0, err
+        assert (f"HF_HUB_OFFLINE is set: pulled hub:Tester/Recs at {sha} from the Hub cache" in out
+                and f"(asked as {spec.partition('@')[0]}: the Hub's repo ids are case-insensitive" in out), out
+    assert len(hub_server.log) == before  # nothing was asked of the Hub
+    code, out, err = run_cli(capsys, "pull", "hub:tester/other")  # another repo is still not there
+    assert code == 4 and "holds no revision main of it" in err, err
+
+
+def test_a_pull_whose_hub_cannot_be_reached_reads_the_homes_hub_cache_with_a_warning(publisher, hub_server, tmp_path,
+                                                                                     monkeypatch, capsys, caplog):
+    """`taskspace pull hub:ORG/NAME` with HF_HUB_OFFLINE unset and the Hub unreachable (connection refused; dropped
+    connections through the retries, as a Hub timing out) on a home whose Hub cache holds the record set: pulled from
+    the cache, exit 0, with a warning naming the commit used and that the Hub could not be reached (`cached.unreachable`
+    in `--json`). Answers are not outages: a 401 of the repo is the Hub's error (exit 4), the cache not read; a home
+    with nothing cached keeps the Hub's error. Before, every such pull failed (exit 4) unless HF_HUB_OFFLINE=1 was set,
+    though the cache held every file."""
+    import logging
+
+    from helpers import run_cli
+
+    from indexer.hub import HubClient
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    sha = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    pull("hub:tester/recs")  # online: fills home_b's Hub cache
+    closed = "http://127.0.0.1:8721"  # nothing listens there (this test's ports: 8720-8729)
+    monkeypatch.setenv("HF_ENDPOINT", closed)
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 0, err
+    assert (f"pull: the Hub could not be reached (cannot connect to {closed}" in caplog.text
+            and f"pulled hub:tester/recs at {sha} from this home's Hub cache (the commit main was when this home's Hub "
+                "cache last fetched it); it may not be the newest revision" in caplog.text), caplog.text
+    assert f"from hub:tester/recs@{sha}" in out and "is set" not in out, out
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs", "--json")
+    got = json.loads(out)["cached"]
+    assert (got["revision"], got["ref"], got["variable"]) == (sha, "main", None), got
+    assert got["unreachable"].startswith(f"cannot connect to {closed}"), got
+    # dropped connections through the retries: after them, the same
+    monkeypatch.setenv("HF_ENDPOINT", hub_server.url)
+    hub_server.drop("/api/datasets/tester/recs", 100)
+    sleeps = []
+    res = pull("hub:tester/recs", hub=HubClient(backoff=0.01, sleep=sleeps.append))
+    assert res.cached["revision"] == sha and len(sleeps) == 5, res.cached
+    assert "connection failed" in res.cached["unreachable"] and "gave up after 6 tries" in res.cached["unreachable"]
+    hub_server._drops.clear()
+    # an answer (401: the repo made private, no token) is no outage: the Hub's error, nothing read from the cache
+    hub_server.require_token("tester/recs", {WRITE})
+    monkeypatch.delenv("HF_TOKEN")
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and "needs a Hugging Face token (401)" in err and "could not be reached" not in err, err
+    # nothing cached: the Hub's error as before, nothing imported
+    _home(tmp_path, monkeypatch, "home_c")
+    monkeypatch.setenv("HF_ENDPOINT", closed)
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and f"cannot connect to {closed}; check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1" in err
     _assert_nothing_imported()
 
 
