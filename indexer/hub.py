@@ -13,7 +13,9 @@
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
   whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
   :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
-  read; so does an ingest, beside the revisions the home's other sources of the repo read). Offline,
+  read; so does an ingest, beside the revisions the home's other sources of the repo read), each holding
+  :meth:`HubClient.using` (a lock per repo) from its download to its reading, so no other process removes what it
+  reads. Offline,
   :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
   (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
@@ -49,6 +51,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import os
@@ -323,6 +326,7 @@ class HubClient:
         self._clock = clock
         self._failing = False  # an operation gave up: later ones are tried once until one succeeds
         self._bases: dict[str, dict | None] = {}  # base model -> its model_info (None: the Hub could not say)
+        self._using: set[str] = set()  # the repos whose cache lock this client holds (:meth:`using`)
         #: what happens next, said when an operation gave up: an indexing pass's source is tried again by the next
         #: run; a command the user runs (pull, publish) says what it left and to run it again
         self.again = again
@@ -693,6 +697,43 @@ class HubClient:
             root.mkdir(parents=True, exist_ok=True)
         self._remember_ref(snapshot)
         return root
+
+    @contextlib.contextmanager
+    def using(self, repo_id: str, repo_type: str = "dataset"):
+        """Hold this home's Hub cache of the repo (in any case of its id) while one command downloads and reads it: an
+        exclusive ``fcntl.flock`` on ``<cache>/.locks/taskspace--<type>s--<org>--<name>.lock`` (lower case), so that
+        another process's :meth:`keep_only` cannot remove the revision this one reads meanwhile (two pulls of two
+        revisions of one record set, a publish beside a pull, an ingest beside a pass); the other process waits for
+        it, saying so. Reentrant within a client. A cache where no lock file can be made (read-only) is used
+        without one."""
+        import fcntl
+
+        key = f"{repo_type}s--{repo_id.replace('/', '--')}".lower()
+        if key in self._using:
+            yield
+            return
+        path = self.cache_dir / ".locks" / f"taskspace--{key}.lock"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            log.debug("Hub cache: no lock for %s (%s): used without one", repo_id, exc)
+            yield
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log.warning("Hub cache: another taskspace process is reading %s in %s; waiting for it to finish",
+                            repo_id, self.cache_dir)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            self._using.add(key)
+            try:
+                yield
+            finally:
+                self._using.discard(key)
+        finally:
+            os.close(fd)  # releases the lock
 
     def keep_only(self, snapshot: RepoSnapshot, also: Iterable[str] = ()) -> None:
         """Remove from the cache every other revision of the snapshot's repo: their snapshot folders, the refs that

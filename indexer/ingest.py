@@ -428,7 +428,13 @@ class Ingester:
                         listed: bool = False, **options) -> None:
         """One Hub dataset repo (``hub:ORG/REPO[@REV]``). A reading option its format does not take is a usage error
         (:func:`indexer.sources.check_options`) before anything is downloaded; ``listed`` (one repo of a ``hub-org:``
-        listing, whose options are for the repos that take them): an error line for this repo instead."""
+        listing, whose options are for the repos that take them): an error line for this repo instead. Holds the
+        repo's Hub cache (:meth:`indexer.hub.HubClient.using`) from the download to the reading."""
+        with self.hub.using(repo_id, "dataset"):
+            self._ingest_hub_repo(repo_id, revision, format, listed, **options)
+
+    def _ingest_hub_repo(self, repo_id: str, revision: str | None, format: str | None, listed: bool,
+                         **options) -> None:
         from .hub import is_safe_repo_path, is_valid_repo_id
         from .sources import check_options, find_reader, plan_files, read_source
 

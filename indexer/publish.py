@@ -542,20 +542,21 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
                           "beside them: publish to a new or empty dataset, or to one taskspace published")
     managed = [f for f in snap.files if dataset.is_managed(f)]
     old_paths: dict[str, Path] = {}
-    if managed:
-        root = hub.download(snap, managed)
-        hub.keep_only(snap)  # a scheduled publish's cache: the revision it compares with, not every one it read
-        old_paths = {f: root / f for f in managed}
-    adds = {n: d for n, d in files.items() if n not in old_paths or old_paths[n].read_bytes() != d}
-    deletes = sorted(f for f in old_paths if f not in files)
-    if not adds and not deletes:
-        log.info("publish %s: nothing changed since commit %s; no commit", repo_id, snap.sha)
-        return PublishResult(repo_id, None, 0, 0, 0, [], message=None)
-    # the records of the model files that changed (an unchanged file holds the same records)
-    changed_models = {f: p for f, p in old_paths.items() if f.startswith(dataset.MODELS_DIR + "/") and
-                      (f in adds or f in deletes)}
-    new_records = {k: r for k, r in rs.records.items() if dataset.models_file(k[0]) in adds}
-    old_records = _records_of(changed_models)
+    with hub.using(repo_id, "dataset"):  # from the download to the reading: no other process's keep_only removes it
+        if managed:
+            root = hub.download(snap, managed)
+            hub.keep_only(snap)  # a scheduled publish's cache: the revision it compares with, not every one it read
+            old_paths = {f: root / f for f in managed}
+        adds = {n: d for n, d in files.items() if n not in old_paths or old_paths[n].read_bytes() != d}
+        deletes = sorted(f for f in old_paths if f not in files)
+        if not adds and not deletes:
+            log.info("publish %s: nothing changed since commit %s; no commit", repo_id, snap.sha)
+            return PublishResult(repo_id, None, 0, 0, 0, [], message=None)
+        # the records of the model files that changed (an unchanged file holds the same records)
+        changed_models = {f: p for f, p in old_paths.items() if f.startswith(dataset.MODELS_DIR + "/") and
+                          (f in adds or f in deletes)}
+        new_records = {k: r for k, r in rs.records.items() if dataset.models_file(k[0]) in adds}
+        old_records = _records_of(changed_models)
     added, changed, removed = _diff(old_records, new_records)
     message = commit_message(added, changed, removed, len(rs.spaces), _new_columns(old_records, new_records),
                              _only_stamps(old_records, new_records),
@@ -730,9 +731,17 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
     """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
     writes (BusyError, exit 6, while an indexing pass runs)."""
     t0 = time.perf_counter()
-    root, origin, revision, cached = _fetch(spec, hub, space)
-    with _named(origin):
-        spaces = dataset.read(root, [space] if space else None)
+    using = contextlib.nullcontext()
+    if spec.startswith("hub:"):  # from the download to the reading: no other process's keep_only removes the files
+        from .hub import HubClient
+        from .ingest import parse_spec
+
+        hub = hub or HubClient()
+        using = hub.using(parse_spec(spec).target, "dataset")
+    with using:
+        root, origin, revision, cached = _fetch(spec, hub, space)
+        with _named(origin):
+            spaces = dataset.read(root, [space] if space else None)
     own_store, own_vectors = store is None, vectors is None
     if own_store:
         from .store.sql import open_store

@@ -2302,6 +2302,49 @@ def test_a_pull_whose_hub_cannot_be_reached_reads_the_homes_hub_cache_with_a_war
     _assert_nothing_imported()
 
 
+def test_two_pulls_of_two_revisions_at_once_leave_each_the_files_it_reads(publisher, hub_server, tmp_path,
+                                                                          monkeypatch):
+    """Two `taskspace pull`s of two revisions of one record set into one home at once (two scheduled jobs): the second
+    waits for the first to have read its files (`HubClient.using`, a lock per repo in the Hub cache) before its
+    `keep_only` removes the first's revision from the cache. Before, nothing guarded the Hub cache (the `index` lock
+    is taken after the files are read): the second removed the files the first was reading, and the first failed."""
+    import threading
+
+    from indexer.errors import BusyError
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    first = publish("tester/recs", store=store_a).commit
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])
+    second = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    read, other = dataset.read, {}
+
+    def run_second():
+        try:
+            other["result"] = pull(f"hub:tester/recs@{second}")
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            other["result"] = exc
+
+    def reading(root, names=None):  # the first pull, while it reads its files: the second pull runs
+        if "thread" not in other:
+            other["thread"] = threading.Thread(target=run_second)
+            other["thread"].start()
+            other["thread"].join(timeout=3)
+            other["done_meanwhile"] = not other["thread"].is_alive()
+        return read(root, names)
+
+    monkeypatch.setattr(dataset, "read", reading)
+    res = pull(f"hub:tester/recs@{first}")
+    other["thread"].join(timeout=120)
+    assert res.origin == f"hub:tester/recs@{first}" and res.spaces[0]["models"] == 25
+    assert other["done_meanwhile"] is False  # it waited for the first to read
+    got = other["result"]  # pulled after the first, or refused while the first held the index lock
+    assert isinstance(got, BusyError) or got.origin == f"hub:tester/recs@{second}", got
+    assert sorted(p.name for p in (tmp_path / "home_b" / "hub" / "datasets--tester--recs" / "snapshots").iterdir()) == [
+        second]
+
+
 #: the licence ids the Hub's card validator accepts (its error lists them; `array`: a list of them)
 HUB_LICENSES = set("""apache-2.0 mit openrail bigscience-openrail-m creativeml-openrail-m bigscience-bloom-rail-1.0
 bigcode-openrail-m afl-3.0 artistic-2.0 bsl-1.0 bsd bsd-2-clause bsd-3-clause bsd-3-clause-clear c-uda cc cc0-1.0
