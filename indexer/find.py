@@ -937,7 +937,7 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
                offset: int = 0):
     """:func:`_search` past the predictor."""
     from .posterior import COVERAGE_PROMPTS
-    from .query import _matches, coverage_ranked, lcb_ranked, prompt_ids_of, share_reader
+    from .query import _matches, coverage_ranked, lcb_ranked, prompt_ids_of, share_reader, whole_hits
     from .space import space_name
 
     name = space_name(space)
@@ -965,8 +965,12 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
                                  penalty=penalty, shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,
                                  changed=changed, ids_known=ids_known, offset=offset)
     elif alpha > 0 and rank == "probability":
-        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
-                              penalty=penalty)[offset:]
+        # a deep page: the models above it with their keys alone, the page's payloads and vectors read after
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
+                              with_vectors=pred.folded and not offset, penalty=penalty,
+                              fields=[] if offset else None)[offset:]
+        if offset:
+            whole_hits(vectors, name, hits, pred.folded)
         found = _matches(_raw(hits, alpha), pred, q, shares=None if shares is None else shares(hits))
         ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
     elif rank == "lcb":  # with a size penalty, its candidates fetched by score less the penalty (the bound's order)
@@ -974,7 +978,10 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
                             shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None, shares=shares,
                             offset=offset)
     else:
-        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded)[offset:]
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
+                              with_vectors=pred.folded and not offset, fields=[] if offset else None)[offset:]
+        if offset:
+            whole_hits(vectors, name, hits, pred.folded)
         found = _matches(hits, pred, q, shares=None if shares is None else shares(hits))
         ranked = [(m, m.search_score) for m in found]
     timings["search"] = time.perf_counter() - t

@@ -841,6 +841,19 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         fetch *= 4
 
 
+def whole_hits(vectors, name: str, hits: list, with_vectors: bool) -> list:
+    """``hits`` (of a models search made with some payload fields only, without vectors) with their whole payloads,
+    and with ``with_vectors`` their vectors, read by id (one read; the scores the search gave are kept): a deep page's
+    models, whose matches show what the order did not need."""
+    got = vectors.get(name, "models", [h.key for h in hits], with_vectors=with_vectors) if hits else {}
+    for h in hits:
+        if h.key in got:
+            h.payload = got[h.key].payload
+            if with_vectors:
+                h.vector = got[h.key].vector
+    return hits
+
+
 def _page_matches(vectors, name: str, page: list, pred, q: np.ndarray, shares: dict | None,
                   variance: dict | None = None, at_row: bool = True) -> list[Match]:
     """The :class:`Match` of each of a ranking's ``page`` of hits (fetched with some payload fields only): their whole
@@ -850,10 +863,7 @@ def _page_matches(vectors, name: str, page: list, pred, q: np.ndarray, shares: d
     if not page:
         return []
     keys = [h.key for h in page]
-    whole = vectors.get(name, "models", keys)
-    for h in page:
-        if h.key in whole:
-            h.payload = whole[h.key].payload
+    whole_hits(vectors, name, page, False)
     raw = vectors.scores_of(name, "models", np.asarray(q, dtype=np.float32)[None, :], keys)[0] if at_row else None
     return _matches(page, pred, q, raw, shares, variance)
 
@@ -876,7 +886,8 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
     fetched and scored (on 32,823 models 2.5-4 s a search).
     ``offset``: ranks ``offset + 1`` to ``limit`` alone are returned (a page): every candidate's variance orders them
     (:func:`hit_variances`), and the page's matches take those variances, so the page is exactly the tail of the
-    ``limit`` best; only its models are matched (probability, interval)."""
+    ``limit`` best; only its models are matched (probability, interval), the candidates fetched with the payload
+    fields the order reads alone and no vector, the page's whole payloads and vectors read after (:func:`whole_hits`)."""
     from .posterior import lcb_candidates_exact
 
     if penalty is not None and shift is None:
@@ -884,8 +895,10 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
     fetch = max(FETCH_PER_RESULT * limit, LCB_FETCH)
     search = pred.fold(q)  # the level/deviation map's folded query (the variances stay those at the raw row q)
     while True:
-        hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1, with_vectors=pred.folded,
-                              penalty=penalty)
+        # a deep page: the candidates with the payload fields the order reads alone, no vector (the page's read after)
+        hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1,
+                              with_vectors=pred.folded and not offset, penalty=penalty,
+                              fields=[*VARIANCE_FIELDS, "num_parameters"] if offset else None)
         more = len(hits) > fetch
         if penalty is not None:  # the candidates' own scores (the next one's formula value stays the bound)
             raw = vectors.scores_of(name, "models", search, [h.key for h in hits[:fetch]])[0]
@@ -905,8 +918,10 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
         if not more or (np.isfinite(lower[order]).all() and len(order) == limit
                         and lcb_candidates_exact(lower[order], lower[order], limit, float(hits[fetch].score))):
             page = order[offset:]
-            found = _matches([got[i] for i in page], pred, q, shares=share,
-                             variance={got[i].key: float(var[i]) for i in page})
+            top = [got[i] for i in page]
+            if offset:
+                whole_hits(vectors, name, top, pred.folded)
+            found = _matches(top, pred, q, shares=share, variance={got[i].key: float(var[i]) for i in page})
             return [(m, float(lower[i])) for m, i in zip(found, page)]
         fetch *= 4
 

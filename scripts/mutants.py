@@ -136,7 +136,7 @@ MUTANTS = [
            "        raw1.update((h.key, float(h.score)) for h in h1[:fetch]); raw0.update((h.key, float(h.score)) for h in h0[:fetch])\n        for got, into in zip(vectors.scores_of(",
            ["tests/test_find.py::test_a_coverage_aware_map_with_prefer_smaller_ranks_by_the_blend_less_the_size_term"]),
     Mutant("coverage: the top keeps the candidates' partial payloads", "indexer/query.py",
-           "            h.payload = whole[h.key].payload", "            pass",
+           "            h.payload = got[h.key].payload", "            pass",
            ["tests/test_find.py::test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly"]),
     Mutant("coverage: the candidates' two folded scores swapped", "indexer/query.py",
            "for x in (q1, q0)])", "for x in (q0, q1)])",

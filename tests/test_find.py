@@ -1977,7 +1977,8 @@ def test_a_deep_page_matches_its_own_models_alone_and_is_the_tail_of_the_whole_r
     :func:`indexer.query.coverage_ranked`) and a plain one (`idx`: the search itself, :func:`indexer.query.lcb_ranked`),
     through `indexer.find_models` and the lean `indexer.query.find_models`, on both embedded vector engines; and only
     the page's models are matched (their probability and interval, whole payload: :func:`indexer.query._matches`),
-    not every model ranked above them. Before, the page at offset N matched the best N + k: on the 32,823-model home the last page of a benchmark
+    not every model ranked above them, whose searches return the payload fields the order reads alone (no vector).
+    Before, the page at offset N matched the best N + k: on the 32,823-model home the last page of a benchmark
     query took 4.5 s of CPU (its first page 0.15 s)."""
     import dataclasses
 
@@ -1996,15 +1997,29 @@ def test_a_deep_page_matches_its_own_models_alone_and_is_the_tail_of_the_whole_r
         return matches(hits, *args, **kw)
 
     monkeypatch.setattr(query, "_matches", counted)
+    # the models a search returned whole (a payload field the order does not read, or a vector)
+    order_fields = {"key", "benchmarks", "pattern", "num_parameters", *query.VARIANCE_FIELDS}
+    read_whole: list[str] = []
+    search = vectors.search
+
+    def searched(space, kind, *args, **kw):
+        hits = search(space, kind, *args, **kw)
+        if kind == "models":
+            read_whole.extend(h.key for h in hits if h.vector is not None or set(h.payload) - order_fields)
+        return hits
+
+    monkeypatch.setattr(vectors, "search", searched)
     for _, prompt, filters, alpha in (q for q in _PAGED if q[0] == fixture):
         every = ask(index, prompt, k=100, rank=rank, filters=filters, prefer_smaller=alpha).results
         n = len(every)
         assert n >= 3, (prompt, filters)
         for offset, k in ((n - 2, 2), (n - 3, 2), (n - 1, 5), (n // 2, 3)):
             matched.clear()
+            read_whole.clear()
             page = ask(index, prompt, k=k, offset=offset, rank=rank, filters=filters, prefer_smaller=alpha).results
             assert list(map(whole, page)) == list(map(whole, every[offset:offset + k])), (prompt, filters, alpha, offset, k)
             assert sorted(matched) == sorted(r.model for r in page), (prompt, filters, alpha, offset, k, matched)
+            assert not (offset and read_whole), (prompt, filters, alpha, offset, k, read_whole)
             if alpha == 0:  # the lean entry (no size trade-off): the same page, its models alone matched
                 raw = Filters.from_dict(filters) if filters else None
                 matched.clear()
