@@ -797,14 +797,16 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     limit = len(keys) if keys is not None else page_limit(offset, k, listed)
     changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
+    # the page alone is matched (an offset past the last model: the one model ranked, for the checks below)
+    skip = min(offset, limit - 1) if keys is None else 0
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
                                                  limit=limit, rank=rank, alpha=alpha, timings=timings, state=state,
-                                                 changed=changed, ids_known=ids)
+                                                 changed=changed, ids_known=ids, offset=skip)
     if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
         check_not_drifted(store, sp, name, vectors)
     if not ranked:  # an empty space is an empty index, as no space is (exit 1, 404); filters leaving none: no model
         check_has_models(store, vectors, sp, name)
-    ranked = ranked[offset:]
+    ranked = ranked[offset - skip:]
 
     excluded, missing = {}, {}
     if conds or alpha > 0:
@@ -913,7 +915,7 @@ def _stores(store, vectors):
 
 def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float = 0.0,
             timings: dict, near: bool = True, state: tuple | None = None, changed: dict | None = None,
-            ids_known: dict | None = None):
+            ids_known: dict | None = None, offset: int = 0):
     """The search: the query vector, then the ranked models, each ``(Match, the value ranked by)``. The one
     implementation behind :func:`find_models` and the lean :func:`indexer.query.find_models`. ``where``: the Qdrant
     payload filter (dict grammar of :mod:`indexer.store.vectors`); ``near``: also fetch the query's neighbourhood
@@ -926,20 +928,25 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
     the predictor, ranked)``. A vector index out of step with SQL's dimension: :func:`_index_in_step`. ``changed``: the
     request's memo of :func:`indexer.query.changed_since_solved`, filled where the coverage shares read it;
     ``ids_known``: its memo of :func:`indexer.query.prompt_ids_of`, filled with the whole neighbourhood's ids where the
-    coverage shares read those of its nearest (the results read the rest of it)."""
+    coverage shares read those of its nearest (the results read the rest of it). ``offset``: ``ranked`` holds ranks
+    ``offset + 1`` to ``limit`` alone (a page; the order is that of the ``limit`` best), and only those models are
+    matched (probability, interval, whole payload): a deep page costs the order of the models above it, not their
+    matches (:func:`indexer.query.coverage_ranked`)."""
     from .query import predictor
 
     pred = predictor(store, space, state)
     with _index_in_step(vectors, space):
         return _search_in(store, vectors, space, prompts, benchmark, vector, where=where, limit=limit, rank=rank,
-                          alpha=alpha, timings=timings, near=near, pred=pred, changed=changed, ids_known=ids_known)
+                          alpha=alpha, timings=timings, near=near, pred=pred, changed=changed, ids_known=ids_known,
+                          offset=offset)
 
 
 def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float,
-               timings: dict, near: bool, pred, changed: dict | None = None, ids_known: dict | None = None):
+               timings: dict, near: bool, pred, changed: dict | None = None, ids_known: dict | None = None,
+               offset: int = 0):
     """:func:`_search` past the predictor."""
     from .posterior import COVERAGE_PROMPTS
-    from .query import _matches, coverage_ranked, lcb_ranked, prompt_ids_of, share_reader
+    from .query import _matches, coverage_ranked, lcb_ranked, prompt_ids_of, share_reader, whole_hits
     from .space import space_name
 
     name = space_name(space)
@@ -965,17 +972,25 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
         ranked = coverage_ranked(store, vectors, name, q, pred, near_c,
                                  filters=where, limit=limit, rank=rank,
                                  penalty=penalty, shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,
-                                 changed=changed, ids_known=ids_known)
+                                 changed=changed, ids_known=ids_known, offset=offset)
     elif alpha > 0 and rank == "probability":
-        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
-                              penalty=penalty)
+        # a deep page: the models above it with their keys alone, the page's payloads and vectors read after
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
+                              with_vectors=pred.folded and not offset, penalty=penalty,
+                              fields=[] if offset else None)[offset:]
+        if offset:
+            whole_hits(vectors, name, hits, pred.folded)
         found = _matches(_raw(hits, alpha), pred, q, shares=None if shares is None else shares(hits))
         ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
     elif rank == "lcb":  # with a size penalty, its candidates fetched by score less the penalty (the bound's order)
         ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, penalty=penalty,
-                            shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None, shares=shares)
+                            shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None, shares=shares,
+                            offset=offset)
     else:
-        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded)
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
+                              with_vectors=pred.folded and not offset, fields=[] if offset else None)[offset:]
+        if offset:
+            whole_hits(vectors, name, hits, pred.folded)
         found = _matches(hits, pred, q, shares=None if shares is None else shares(hits))
         ranked = [(m, m.search_score) for m in found]
     timings["search"] = time.perf_counter() - t

@@ -109,17 +109,19 @@ def store_identity(store):
 
 
 def _matches(hits, pred, q: np.ndarray, at_row: dict[str, float] | None = None,
-             shares: dict[str, float] | None = None) -> list[Match]:
+             shares: dict[str, float] | None = None, variance: dict[str, float] | None = None) -> list[Match]:
     """The hits with their probability, interval and variance (:class:`Match`). ``at_row``: key -> each hit's raw
     score at the row ``q`` when known (hits of a folded query fetched without their vectors); ``shares``: key -> each
     hit's coverage share (:func:`observed_shares`) when the search computed them, for the variance's region term
-    (:meth:`~indexer.posterior.Predictor.variance`)."""
+    (:meth:`~indexer.posterior.Predictor.variance`); ``variance``: key -> each hit's variance when the ranking
+    computed it already (:func:`hit_variances`: ``lcb`` ranks by it), taken as it is."""
     if not hits:
         return []
     scores = np.array([h.score for h in hits], dtype=np.float64)
     payloads = [dict(h.payload) for h in hits]
     row = np.asarray(q, dtype=np.float64)
-    var = pred.variance(payloads, row, None if shares is None else np.array([shares.get(h.key, 1.0) for h in hits]))
+    var = (np.array([variance[h.key] for h in hits], dtype=np.float64) if variance is not None
+           else hit_variances(hits, pred, q, shares, payloads))
     prob = pred.probability(scores)
     low, high = pred.interval(scores, var)
     raw = scores
@@ -130,6 +132,23 @@ def _matches(hits, pred, q: np.ndarray, at_row: dict[str, float] | None = None,
                         for h in hits])
     return [Match(h.key, float(r), p, float(pr), float(lo), float(hi), float(v), float(s))
             for h, r, s, p, pr, lo, hi, v in zip(hits, raw, scores, payloads, prob, low, high, var)]
+
+
+def hit_variances(hits, pred, q: np.ndarray, shares: dict[str, float] | None = None,
+                  payloads: list[dict] | None = None) -> np.ndarray:
+    """(len(hits),) each hit's score variance at the row ``q`` (:meth:`~indexer.posterior.Predictor.variance`), as
+    :func:`_matches` computes it (``shares``: key -> coverage share, for the region term), without the rest of a
+    :class:`Match`: what ``lcb`` ranks every candidate by, where the probability, interval and whole payload are
+    wanted for the page's models alone. It reads the payload fields :data:`VARIANCE_FIELDS` only."""
+    if payloads is None:
+        payloads = [dict(h.payload) for h in hits]
+    return pred.variance(payloads, np.asarray(q, dtype=np.float64),
+                         None if shares is None else np.array([shares.get(h.key, 1.0) for h in hits]))
+
+
+#: the payload fields :meth:`~indexer.posterior.Predictor.variance` reads (a candidate fetched with these alone has
+#: the variance its whole payload gives)
+VARIANCE_FIELDS = ("pattern", "noise", "lam", "benchmarks")
 
 
 def _space_state(store, space=None) -> tuple:
@@ -460,10 +479,11 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else _raw_filter(filters)
     store, vectors = _stores(store, vectors)
     sp, state = _space_state(store, space)
-    ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where,
-                     limit=page_limit(offset, top, vectors.count(space_name(sp), "models", where) if offset else None),
-                     rank=rank, timings={}, near=False, state=state)[-1]
-    return [m for m, _ in ranked[offset:]]
+    limit = page_limit(offset, top, vectors.count(space_name(sp), "models", where) if offset else None)
+    skip = min(offset, limit - 1)  # the page alone matched (past the last model: the one model ranked, dropped)
+    ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where, limit=limit, rank=rank, timings={},
+                     near=False, state=state, offset=skip)[-1]
+    return [m for m, _ in ranked[offset - skip:]]
 
 
 #: the names of :class:`indexer.Filters` that are no payload field -> the payload field their filter reads
@@ -694,7 +714,7 @@ def coverage_logit(c, covered, uncovered, d0: float):
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
                     rank: str = "probability", penalty=None, shift=None, changed: dict | None = None,
-                    ids_known: dict | None = None) -> list[tuple[Match, float]]:
+                    ids_known: dict | None = None, offset: int = 0) -> list[tuple[Match, float]]:
     """The top ``limit`` models of a coverage-aware map (:attr:`~indexer.posterior.Predictor.coverage_aware`): a
     model observed on a share ``c`` of the query's nearest indexed prompts ``near`` (:func:`observed_shares`) has the
     logit ``c L1 + (1 - c) L0``, L1 the map's (the folded query's, :meth:`~indexer.posterior.Predictor.fold`) and
@@ -718,7 +738,17 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     ``only`` / ``except`` those benchmarks). Each of the former has at least the map's unlinked term in its variance,
     so its lower end is at most that search's next score less the interval's half-width at that variance: before,
     thousands of such models (high scores, wide intervals) were all fetched, as an unfetched model was bounded by its
-    score alone."""
+    score alone.
+
+    ``offset``: the page of ranks ``offset + 1`` to ``limit`` alone is returned, and only its models get what the
+    order does not need (their whole payloads, raw scores at the row, probabilities and intervals:
+    :func:`_page_matches`). The order of the ``limit`` best is computed as for ``offset`` 0, from each candidate's
+    logit (its two raw scores, share, centring and size), and for ``lcb`` its variance: every candidate's
+    (:func:`hit_variances`, from the payload fields it reads, :data:`VARIANCE_FIELDS`), kept and handed to the page's
+    matches, so their variances and intervals are the very numbers the order was made with. So a page is exactly the
+    tail of the ``limit`` best (the same models, order and numbers); before, every model above it was matched and its
+    whole payload read: on 32,823 models the last page of a benchmark query took 4.5 s of CPU, now 1.4 s
+    (the first page 0.15 s; docs/BENCHMARKS.md, "A deep page of a ranking")."""
     if penalty is not None and shift is None:
         raise ValueError("coverage_ranked: a size penalty needs its shift (the penalty's own term per hit)")
     fetch = max(FETCH_PER_RESULT * limit, COVERAGE_FETCH)
@@ -753,19 +783,21 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
                         (q0, {**(filters or {}), "benchmarks": {**(on or {}), "only": only}}, d0, least, every)]
         searches.append((q1, where1, 0.0, None, every))
     read_shares = share_reader(store, pred.space, near, all_measured, changed, ids_known)
-    # each candidate's inner products with q1, q0 and the row q: one search restricted to the candidates' points,
-    # the three rows at once (no payloads or vectors read: converting them cost more than the search)
-    rows = np.stack([np.asarray(x, dtype=np.float32) for x in (q1, q0, q)])
+    # each candidate's inner products with q1 and q0: one search restricted to the candidates' points, both rows at
+    # once (no payloads or vectors read: converting them cost more than the search); the raw score at the row q is
+    # read for the page's models alone, which show it
+    rows = np.stack([np.asarray(x, dtype=np.float32) for x in (q1, q0)])
     raw1: dict[str, float] = {}
     raw0: dict[str, float] = {}
-    at_row: dict[str, float] = {}
 
     # the candidates' payloads: only what the re-rank reads (the fields a model was fitted on, its size for the size
-    # term), the top's whole payloads read once it is settled; ``lcb`` needs every candidate's posterior (whole)
-    fields = None if rank == "lcb" else ["benchmarks", "pattern", *(["num_parameters"] if shift is not None else [])]
-    # ``lcb``: each candidate's match (its variance, interval) once; its logit, share and payload do not change as
-    # more are fetched (before, every round built every candidate's again: on 32,823 models, 6 rounds, 1 s)
-    matched: dict[str, Match] = {}
+    # term; ``lcb`` the posterior fields of its variance, VARIANCE_FIELDS), the page's whole payloads read once the
+    # ranking is settled (before, ``lcb`` read every candidate's whole payload)
+    fields = list(dict.fromkeys(["benchmarks", "pattern", *(VARIANCE_FIELDS if rank == "lcb" else ()),
+                                 *(["num_parameters"] if shift is not None else [])]))
+    # ``lcb``: each candidate's variance once; its logit, share and payload do not change as more are fetched (before,
+    # every round built every candidate's again: on 32,823 models, 6 rounds, 1 s)
+    variance: dict[str, float] = {}
 
     while True:
         found_by = [vectors.search(name, "models", row, filters=where, limit=fetch + 1, penalty=penalty, fields=fields)
@@ -779,7 +811,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         if not hits:
             return []
         for got, into in zip(vectors.scores_of(name, "models", rows, [h.key for h in hits if h.key not in raw1]),
-                             (raw1, raw0, at_row)):
+                             (raw1, raw0)):
             into.update(got)
         shares = read_shares(hits)  # those of a smaller fetch are known already
         blend = coverage_logit(np.array([shares[h.key] for h in hits]), np.array([raw1[h.key] for h in hits]),
@@ -790,31 +822,50 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         for h, v in zip(hits, blend):
             h.score = float(v)
         value = blend.copy()
-        found = None
         if shift is not None:
             value = value - np.array([shift(h) for h in hits])
         score = value
-        if rank == "lcb":  # the bound needs every candidate's variance
-            matched.update((m.model, m) for m in _matches([h for h in hits if h.key not in matched], pred, q, at_row,
-                                                          shares))
-            found = [matched[h.key] for h in hits]
-            value = lower_bounds(value, found, pred)
+        if rank == "lcb":  # the bound needs every candidate's variance (not its probability, interval or payload)
+            new = [h for h in hits if h.key not in variance]
+            variance.update(zip([h.key for h in new], map(float, hit_variances(new, pred, q, shares))))
+            value = lower_end(value, np.array([variance[h.key] for h in hits], dtype=np.float64), pred)
         # ties (two models' equal logits: e.g. a benchmark query, whose score is a model's accuracy there) by model
         # key, not by the order the two searches returned the candidates in, which differs between indexes holding
         # the same vectors (a pulled one); so a model not fetched yet that could tie the k-th is fetched first
         order = _ranked(value, score, limit, keys=[h.key for h in hits])
         kth = value[order[-1]] if len(order) else np.inf  # NaN (a bound unknown in the top): not settled, fetch more
         if not nxt or kth > max(nxt):
-            if found is None:  # the matches of the top alone, their raw scores at the row from their ids
-                top = [hits[i] for i in order]
-                whole = vectors.get(name, "models", [h.key for h in top]) if fields is not None and top else {}
-                for h in top:
-                    if h.key in whole:
-                        h.payload = whole[h.key].payload
-                found = _matches(top, pred, q, at_row, shares)
-                return [(m, float(value[i])) for m, i in zip(found, order)]
-            return [(found[i], float(value[i])) for i in order]
+            return [(m, float(value[i])) for m, i in zip(
+                _page_matches(vectors, name, [hits[i] for i in order[offset:]], pred, q, shares,
+                              variance if rank == "lcb" else None), order[offset:])]
         fetch *= 4
+
+
+def whole_hits(vectors, name: str, hits: list, with_vectors: bool) -> list:
+    """``hits`` (of a models search made with some payload fields only, without vectors) with their whole payloads,
+    and with ``with_vectors`` their vectors, read by id (one read; the scores the search gave are kept): a deep page's
+    models, whose matches show what the order did not need."""
+    got = vectors.get(name, "models", [h.key for h in hits], with_vectors=with_vectors) if hits else {}
+    for h in hits:
+        if h.key in got:
+            h.payload = got[h.key].payload
+            if with_vectors:
+                h.vector = got[h.key].vector
+    return hits
+
+
+def _page_matches(vectors, name: str, page: list, pred, q: np.ndarray, shares: dict | None,
+                  variance: dict | None = None, at_row: bool = True) -> list[Match]:
+    """The :class:`Match` of each of a ranking's ``page`` of hits (fetched with some payload fields only): their whole
+    payloads read by id, their raw scores at the row ``q`` by id (``at_row``: hits of a folded query), then
+    :func:`_matches` (with the variances the ranking computed, ``variance``). What a ranked page costs beyond the
+    order: these reads and the intervals for its models alone, not for every model ranked above it."""
+    if not page:
+        return []
+    keys = [h.key for h in page]
+    whole_hits(vectors, name, page, False)
+    raw = vectors.scores_of(name, "models", np.asarray(q, dtype=np.float32)[None, :], keys)[0] if at_row else None
+    return _matches(page, pred, q, raw, shares, variance)
 
 
 #: the candidates :func:`lcb_ranked` fetches first (at least :data:`FETCH_PER_RESULT` per result asked for); a round
@@ -823,7 +874,7 @@ LCB_FETCH = 50
 
 
 def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, shift=None, penalty=None,
-               shares=None) -> list[tuple[Match, float]]:
+               shares=None, offset: int = 0) -> list[tuple[Match, float]]:
     """The top ``limit`` models by the lower end of their score's interval, minus ``shift(match)`` when given, with
     that value: candidates fetched from Qdrant and re-ranked, more fetched until no unfetched model can enter the
     top (:func:`~indexer.posterior.lcb_candidates_exact`).
@@ -832,7 +883,11 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
     fetched by ``score - shift`` (the Qdrant formula of :meth:`~indexer.store.vectors.VectorStore.search`), so the
     next one's value bounds every unfetched model's ``score - shift`` and so its lower end; their raw scores are read
     back by id (:meth:`~indexer.store.vectors.VectorStore.scores_of`). Before, with a ``shift`` every model was
-    fetched and scored (on 32,823 models 2.5-4 s a search)."""
+    fetched and scored (on 32,823 models 2.5-4 s a search).
+    ``offset``: ranks ``offset + 1`` to ``limit`` alone are returned (a page): every candidate's variance orders them
+    (:func:`hit_variances`), and the page's matches take those variances, so the page is exactly the tail of the
+    ``limit`` best; only its models are matched (probability, interval), the candidates fetched with the payload
+    fields the order reads alone and no vector, the page's whole payloads and vectors read after (:func:`whole_hits`)."""
     from .posterior import lcb_candidates_exact
 
     if penalty is not None and shift is None:
@@ -840,24 +895,34 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
     fetch = max(FETCH_PER_RESULT * limit, LCB_FETCH)
     search = pred.fold(q)  # the level/deviation map's folded query (the variances stay those at the raw row q)
     while True:
-        hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1, with_vectors=pred.folded,
-                              penalty=penalty)
+        # a deep page: the candidates with the payload fields the order reads alone, no vector (the page's read after)
+        hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1,
+                              with_vectors=pred.folded and not offset, penalty=penalty,
+                              fields=[*VARIANCE_FIELDS, "num_parameters"] if offset else None)
         more = len(hits) > fetch
         if penalty is not None:  # the candidates' own scores (the next one's formula value stays the bound)
             raw = vectors.scores_of(name, "models", search, [h.key for h in hits[:fetch]])[0]
             for h in hits[:fetch]:
                 h.score = raw[h.key]
-        found = _matches(hits[:fetch], pred, q, shares=None if shares is None else shares(hits[:fetch]))
-        scores = np.array([m.search_score for m in found])
+        got = hits[:fetch]
+        share = None if shares is None else shares(got)
+        # every candidate's variance alone (its match, interval and probability for the page's models only)
+        var = hit_variances(got, pred, q, share)
+        scores = np.array([h.score for h in got], dtype=np.float64)
         if shift is not None:
-            scores = scores - np.array([shift(m) for m in found])
-        lower = lower_bounds(scores, found, pred)
+            scores = scores - np.array([shift(h) for h in got])
+        lower = lower_end(scores, var, pred)
         order = _ranked(lower, scores, limit)
         # settled when the top k all have a bound (an unfetched model with one would rank above a model without)
         # and the k-th bound reaches the best score not fetched
         if not more or (np.isfinite(lower[order]).all() and len(order) == limit
                         and lcb_candidates_exact(lower[order], lower[order], limit, float(hits[fetch].score))):
-            return [(found[i], float(lower[i])) for i in order]
+            page = order[offset:]
+            top = [got[i] for i in page]
+            if offset:
+                whole_hits(vectors, name, top, pred.folded)
+            found = _matches(top, pred, q, shares=share, variance={got[i].key: float(var[i]) for i in page})
+            return [(m, float(lower[i])) for m, i in zip(found, page)]
         fetch *= 4
 
 
@@ -953,8 +1018,12 @@ def unlinked_split(pred) -> tuple[list[str], float] | None:
 
 
 def lower_end(values: np.ndarray, variance: np.ndarray, pred) -> np.ndarray:
-    """``values`` less :data:`~indexer.posterior.Z_INTERVAL` sd of ``variance`` on their scale (:func:`lower_bounds`);
-    ``values`` themselves in a space whose method keeps no posterior (no intercept: no bound)."""
+    """The lower ends of the candidates' intervals on the scale of ``values`` (the scores ranked by): ``value - z
+    scale sd`` (:data:`~indexer.posterior.Z_INTERVAL` sd of ``variance``), NaN where a model's variance is unknown (a
+    vector stored before posteriors were kept, a pattern that could not be loaded): :func:`_ranked` puts those after
+    every model with a bound, where before an unknown variance counted as none and such a model ranked first. A space
+    whose method keeps no posterior at all (the plain ``paper`` method: no intercept) has no bound for any model: its
+    bound is the score itself (``lcb`` then ranks as ``probability``)."""
     from .posterior import Z_INTERVAL
 
     values = np.asarray(values, dtype=np.float64)
@@ -962,16 +1031,6 @@ def lower_end(values: np.ndarray, variance: np.ndarray, pred) -> np.ndarray:
         return values.copy()
     var = np.asarray(variance, dtype=np.float64)
     return values - Z_INTERVAL * pred.scale * np.sqrt(np.maximum(var, 0.0))  # NaN stays NaN
-
-
-def lower_bounds(values: np.ndarray, found: list[Match], pred) -> np.ndarray:
-    """The lower ends of the candidates' intervals on the scale of ``values`` (the scores ranked by): ``value - z
-    scale sd``, NaN where a model's variance is unknown (a vector stored before posteriors were kept, a pattern
-    that could not be loaded): :func:`_ranked` puts those after every model with a bound, where before an unknown
-    variance counted as none and such a model ranked first. A space whose method keeps no posterior at all (the
-    plain ``paper`` method: no intercept) has no bound for any model: its bound is the score itself (``lcb`` then
-    ranks as ``probability``)."""
-    return lower_end(values, np.array([m.variance for m in found], dtype=np.float64), pred)
 
 
 def _ranked(values: np.ndarray, scores: np.ndarray, limit: int, keys: list[str] | None = None) -> np.ndarray:
