@@ -934,12 +934,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         args = find_arguments(body)
         try:
             return svc.find(**args)
-        except errors.InputError as exc:  # the library names the list it was given; the client sent one string
+        except (errors.InputError, errors.UnknownSpaceError) as exc:  # named as the client sent it
             one = ("prompt" if body.get("prompt") is not None else "prompts" if isinstance(body.get("prompts"), str)
                    else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
             filters = body.get("filters")
+            if isinstance(exc, errors.UnknownSpaceError) and isinstance(body.get("space"), float):
+                import json
+
+                exc.given = json.dumps(body["space"])  # 1e300 as written, not the 301-digit integer _whole made of it
             if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
                 exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
                 exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
@@ -1516,8 +1520,9 @@ def find_arguments(body: dict) -> dict:
     _check_space(args.get("space"))
     ev = args.get("evidence")
     if isinstance(ev, int) and not isinstance(ev, bool) and ev > LIMITS["max_evidence"]:
+        # quoted as the body wrote it, as k is (before: 1e300 as the 301-digit integer _whole made of it)
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
-                       f"(max_evidence), got {ev}", "evidence")
+                       f"(max_evidence), got {body['evidence']}", "evidence")
     return args
 
 

@@ -365,6 +365,24 @@ def test_a_k_over_the_limit_is_quoted_as_the_client_wrote_it(client):
         assert err["message"] == f"k: at most 100 results (max_k), got {said}", err
 
 
+def test_an_evidence_or_a_space_written_as_a_large_float_is_quoted_as_written(client):
+    """`"evidence": 1e300` and `"space": 1e300` are quoted in their errors as the body wrote them, as `k` is; before,
+    the float turned into the integer it stands for, "got 100000000000000005250476..." (301 digits, a number nobody
+    wrote, its tail the double's rounding) and "space '1000000000000000052504...' is not a known space". Found walking
+    the API on the 32,823-model home."""
+    for evidence, said in ((1e300, "1e+300"), (21.0, "21.0"), (50, "50")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "evidence": evidence}), 422,
+                           "limit_exceeded", "evidence")
+        assert err["message"] == f"evidence: at most 20 per result (max_evidence), got {said}", err
+    for space, said in ((1e300, "1e+300"), (7.0, "7.0")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "space": space}), 404, "not_found", "space")
+        assert err["message"].startswith(f"space {said!r} is not a known space"), err
+        assert len(err["message"]) < 400, err
+    one = client.post("/v1/find", json={"prompts": [PROMPT], "space": 1.0, "k": 2})  # a whole float is still the id
+    assert one.status_code == 200 and one.json() == client.post("/v1/find", json={"prompts": [PROMPT], "space": 1,
+                                                                                  "k": 2}).json()
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
