@@ -2007,6 +2007,22 @@ def test_a_query_parameter_that_is_not_utf8_is_named(client):
     assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL
 
 
+def test_a_path_holding_a_control_character_is_said_so(client):
+    """A path holding a line break, a carriage return or a tab (`/v1/models/a%0Ab`, `/v1/models/%0A`) is a 422 naming
+    the character and where it is (`field` `model` on the model route), as a path that is not UTF-8 is. Before, the
+    message quoted the path with the character dropped (Python's URL parsing strips it): "no route /v1/models/ab",
+    a path the client never sent, or for `/v1/models/%0A` "no route /v1/models/: write it without the trailing
+    slash", advice about a slash that was not the problem; and `/v1/benchmarks%0A` was answered as `/v1/benchmarks`.
+    Found walking the API on the 32,823-model home."""
+    for path, field, at in (("/v1/models/a%0Ab", "model", "\\n at character 13"), ("/v1/models/%0A", "model",
+                                                                                   "\\n at character 12"),
+                            ("/v1/models/org/m1%0D", "model", "\\r at character 18"),
+                            ("/v1/benchmarks%0A", None, "\\n at character 15"), ("/nope%09x", None, "\\t at character 6")):
+        err = assert_error(client.get(path), 422, "invalid_request", field, says="holds a control character")
+        assert at in err["message"] and "trailing slash" not in err["message"], (path, err)
+    assert client.get("/v1/models/org/m1%20").status_code == 200  # a space is text (the id is trimmed), as before
+
+
 def test_a_model_id_that_is_not_utf8_is_named(client):
     """`GET /v1/models/caf%E9` (Latin-1) or `%FF`: the id's percent-decoded bytes are not UTF-8, and each bad byte
     became U+FFFD, so the answer was "unknown model 'caf\ufffd'", a name the client never sent. Now a 422 naming
