@@ -686,6 +686,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False):
             return
+        if (control := _control_in_path(request.scope.get("path", ""))) is not None:
+            raise ApiError(422, "invalid_request", *control)
         if "{" in getattr(route, "path", ""):  # a model id in the path: its bytes as a query parameter's (below)
             _path_is_utf8(request.scope.get("raw_path") or b"", len(route.path.split("{")[0]))
         path = request.url.path
@@ -838,6 +840,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     async def _http(request: Request, exc: StarletteHTTPException):
         code = _CODES.get(exc.status_code, "http_error")
         headers = getattr(exc, "headers", None)
+        if exc.status_code in (404, 405) and (control := _control_in_path(request.scope.get("path", ""))) is not None:
+            return answer(422, "invalid_request", *control)  # the path as sent, not request.url's (which drops it)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
             if _trailing_slash_of(request.app, request.url.path):
@@ -934,12 +938,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         args = find_arguments(body)
         try:
             return svc.find(**args)
-        except errors.InputError as exc:  # the library names the list it was given; the client sent one string
+        except (errors.InputError, errors.UnknownSpaceError) as exc:  # named as the client sent it
             one = ("prompt" if body.get("prompt") is not None else "prompts" if isinstance(body.get("prompts"), str)
                    else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
             filters = body.get("filters")
+            if isinstance(exc, errors.UnknownSpaceError) and isinstance(body.get("space"), float):
+                import json
+
+                exc.given = json.dumps(body["space"])  # 1e300 as written, not the 301-digit integer _whole made of it
             if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
                 exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
                 exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
@@ -1064,6 +1072,22 @@ def _retry_after(exc: BaseException) -> float | None:
             return float(exc.retry_after)
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return None
+
+
+def _control_in_path(path: str) -> tuple[str, str | None] | None:
+    """``(message, field)`` for a path (percent-decoded, as received) holding a line break, carriage return or tab
+    (``%0A``, ``%0D``, ``%09``), which no route and no model id holds; None for any other path (a NUL is the model
+    id's own error, :func:`indexer.browse.model_detail`). Python's URL parsing drops these three characters, so before, the answer quoted another path than the one sent ("no route
+    /v1/models/ab" for ``/v1/models/a%0Ab``; for ``/v1/models/%0A`` "write it without the trailing slash"), and a
+    route with a line break after it (``/v1/benchmarks%0A``) was answered as the route."""
+    bad = re.search(r"[\t\n\r]", path)
+    if bad is None:
+        return None
+    char = bad[0].encode("unicode_escape").decode("ascii")  # \n, \t, \x00
+    shown = re.sub(r"[\x00-\x1f\x7f]", lambda m: m[0].encode("unicode_escape").decode("ascii"), path)
+    field = "model" if path.startswith("/v1/models/") else None
+    return (f"the path {shown} holds a control character ({char} at character {bad.start() + 1}, sent as "
+            f"%{ord(bad[0]):02X}); no route or model id holds one: send the path without it", field)
 
 
 def _trailing_slash_of(app, path: str) -> bool:
@@ -1516,8 +1540,9 @@ def find_arguments(body: dict) -> dict:
     _check_space(args.get("space"))
     ev = args.get("evidence")
     if isinstance(ev, int) and not isinstance(ev, bool) and ev > LIMITS["max_evidence"]:
+        # quoted as the body wrote it, as k is (before: 1e300 as the 301-digit integer _whole made of it)
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
-                       f"(max_evidence), got {ev}", "evidence")
+                       f"(max_evidence), got {body['evidence']}", "evidence")
     return args
 
 

@@ -365,6 +365,24 @@ def test_a_k_over_the_limit_is_quoted_as_the_client_wrote_it(client):
         assert err["message"] == f"k: at most 100 results (max_k), got {said}", err
 
 
+def test_an_evidence_or_a_space_written_as_a_large_float_is_quoted_as_written(client):
+    """`"evidence": 1e300` and `"space": 1e300` are quoted in their errors as the body wrote them, as `k` is; before,
+    the float turned into the integer it stands for, "got 100000000000000005250476..." (301 digits, a number nobody
+    wrote, its tail the double's rounding) and "space '1000000000000000052504...' is not a known space". Found walking
+    the API on the 32,823-model home."""
+    for evidence, said in ((1e300, "1e+300"), (21.0, "21.0"), (50, "50")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "evidence": evidence}), 422,
+                           "limit_exceeded", "evidence")
+        assert err["message"] == f"evidence: at most 20 per result (max_evidence), got {said}", err
+    for space, said in ((1e300, "1e+300"), (7.0, "7.0")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "space": space}), 404, "not_found", "space")
+        assert err["message"].startswith(f"space {said!r} is not a known space"), err
+        assert len(err["message"]) < 400, err
+    one = client.post("/v1/find", json={"prompts": [PROMPT], "space": 1.0, "k": 2})  # a whole float is still the id
+    assert one.status_code == 200 and one.json() == client.post("/v1/find", json={"prompts": [PROMPT], "space": 1,
+                                                                                  "k": 2}).json()
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
@@ -1987,6 +2005,22 @@ def test_a_query_parameter_that_is_not_utf8_is_named(client):
     got = client.get("/v1/models?license=caf%C3%A9&license=mit+x")  # UTF-8, and + for a space: taken
     assert got.status_code == 200 and got.json()["models"] == [], got.text
     assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL
+
+
+def test_a_path_holding_a_control_character_is_said_so(client):
+    """A path holding a line break, a carriage return or a tab (`/v1/models/a%0Ab`, `/v1/models/%0A`) is a 422 naming
+    the character and where it is (`field` `model` on the model route), as a path that is not UTF-8 is. Before, the
+    message quoted the path with the character dropped (Python's URL parsing strips it): "no route /v1/models/ab",
+    a path the client never sent, or for `/v1/models/%0A` "no route /v1/models/: write it without the trailing
+    slash", advice about a slash that was not the problem; and `/v1/benchmarks%0A` was answered as `/v1/benchmarks`.
+    Found walking the API on the 32,823-model home."""
+    for path, field, at in (("/v1/models/a%0Ab", "model", "\\n at character 13"), ("/v1/models/%0A", "model",
+                                                                                   "\\n at character 12"),
+                            ("/v1/models/org/m1%0D", "model", "\\r at character 18"),
+                            ("/v1/benchmarks%0A", None, "\\n at character 15"), ("/nope%09x", None, "\\t at character 6")):
+        err = assert_error(client.get(path), 422, "invalid_request", field, says="holds a control character")
+        assert at in err["message"] and "trailing slash" not in err["message"], (path, err)
+    assert client.get("/v1/models/org/m1%20").status_code == 200  # a space is text (the id is trimmed), as before
 
 
 def test_a_model_id_that_is_not_utf8_is_named(client):
