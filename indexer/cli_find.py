@@ -369,8 +369,16 @@ def _name(value):
     return name_problem(value)
 
 
+def _licence(value):
+    """A ``--license`` value's problem: a name's (:func:`_name`), or commas and spaces alone, which name no license
+    (the library splits a value at its commas, :class:`indexer.find.Filters`, and refuses one naming none)."""
+    return _name(value) or (None if value.replace(",", "").strip() else
+                            "names no license (commas and spaces alone); give a license name such as mit")
+
+
 _prompt_args = _texts_option(_text)
 _names_option = _texts_option(_name)
+_licences_option = _texts_option(_licence)
 _name_option = _texts_option(_name, one=True)
 
 
@@ -410,7 +418,7 @@ def search(
     benchmark: Optional[list[str]] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
     top: list[int] = typer.Option([10], "--top", "-k", min=1, max=1000, help="How many models (compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k)."),
     offset: list[int] = typer.Option([0], "--offset", min=0, help="Skip the best N: list ranks N+1 to N+k, a page of the ranking (not with -m)."),
-    license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
+    license: list[str] = typer.Option(None, "--license", callback=_licences_option, help="Only these licenses (repeatable)."),
     min_params: Optional[list[str]] = typer.Option(None, "--min-params", callback=each(_params_option),
                                       help="Only models with at least this many parameters (1.5B, 770M)."),
     max_params: Optional[list[str]] = typer.Option(None, "--max-params", callback=each(_params_option),
@@ -681,7 +689,7 @@ def truncated_note(which: list[int], n: int, limit: int | None) -> str:
 def models(
     # each single-valued option a list, so that one given twice with two values is refused (one_values)
     benchmark: Optional[list[str]] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Only models measured on this benchmark."),
-    license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
+    license: list[str] = typer.Option(None, "--license", callback=_licences_option, help="Only these licenses (repeatable)."),
     min_params: Optional[list[str]] = typer.Option(None, "--min-params", callback=each(_params_option),
                                       help="At least this many parameters (1.5B, 770M)."),
     max_params: Optional[list[str]] = typer.Option(None, "--max-params", callback=each(_params_option),

@@ -605,11 +605,16 @@ def test_an_empty_stdin_is_named_as_stdin_not_as_a_file_named_dash():
     (["search", "x", "--license", ""], "Invalid value for '--license': the 1st: '' is empty"),
     (["models", "--benchmark", ""], "Invalid value for '--benchmark' / '-b': '' is empty"),
     (["models", "--license", "mit", "--license", " "], "Invalid value for '--license': the 2nd: ' ' is empty"),
+    (["search", "x", "--license", ","], "Invalid value for '--license': the 1st: ',' names no license (commas and "
+                                        "spaces alone); give a license name such as mit"),
+    (["models", "--license", "mit", "--license", " , "], "Invalid value for '--license': the 2nd: ' , ' names no "
+                                                         "license"),
     (["model", " "], "Invalid value for 'ID': ' ' is empty"),
 ])
 def test_a_blank_text_value_is_a_usage_error_naming_the_option_and_which(args, says):
     """A blank PROMPT, `--model`, `--benchmark`, `--measured-on`, `--pipeline-tag` or `--license` of `search` (and
-    `models`) is a usage error (exit 2, one line) naming the option and, for a repeatable one, which value, before any
+    `models`; a `--license` of commas and spaces alone, too: before, the library's "licenses[0] names no license",
+    exit 1, naming no option) is a usage error (exit 2, one line) naming the option and, for a repeatable one, which value, before any
     store is opened (no home here); before, the library's input error (exit 1) naming its own argument:
     "prompts[0]: a prompt must be a non-empty string" (0-based), "models: ...", "filters.pipeline_tag: ...", and
     `-b ""` said no task was given."""
