@@ -95,6 +95,39 @@ def test_observed_prompts_and_measured_models(store):
     assert store.measured_models(A + ["nobody"]) == set(A)
 
 
+def test_outcome_blocks_of_most_models_read_the_table_without_a_key_list_and_give_the_same_blocks(store,
+                                                                                                  monkeypatch):
+    """``outcome_blocks`` of at least ``BLOCKS_WHOLE_TABLE`` models that are also at least half of the models SQL
+    holds (a model page's every-model rows ask for every model) reads the blocks without a key list and keeps those
+    models': the same blocks as the keyed read, none of another model. Before, always in IN-list chunks of the keys
+    (0.75 s of a page on 32,823 models, against 0.35 s for the table)."""
+    from indexer.store import sql_reads
+
+    models = [f"org/m{i}" for i in range(6)]
+    store.ingest(batch(outcomes=grid(models[:4], P[:2]) + grid(models[2:], P[2:], bench="logic",
+                                                                 fn=lambda i, j: 0.25 * (i + j) % 1)))
+
+    def blocks(ks, benchmarks=None):
+        return sorted((k, b, p.tolist(), s.tolist()) for k, b, p, s in store.outcome_blocks(ks, benchmarks))
+
+    asked = [models[5], models[0], models[3], models[0]]
+    keyed = {n: blocks(asked[:n]) for n in (2, 4)}
+    keyed_logic = blocks(asked, ["logic"])
+    assert {k for k, *_ in keyed[4]} == {models[0], models[3], models[5]} and keyed_logic  # (not every model's)
+    seen = []
+    real = sql_reads.rows_for_keys
+    monkeypatch.setattr(sql_reads, "rows_for_keys", lambda conn, q, col, keys: seen.append(keys) or real(conn, q, col, keys))
+    monkeypatch.setattr(sql_reads, "BLOCKS_WHOLE_TABLE", 2, raising=False)
+    assert blocks(asked) == keyed[4] and blocks(asked, ["logic"]) == keyed_logic
+    assert seen == [None, None], seen  # 3 distinct models of 6: the table, no key list
+    seen.clear()
+    assert blocks(asked[:2]) == keyed[2]  # 2 of 6: fewer than half, by key
+    assert seen == [[models[5], models[0]]], seen
+    seen.clear()
+    monkeypatch.setattr(sql_reads, "BLOCKS_WHOLE_TABLE", 4)
+    assert blocks(asked) == keyed[4] and seen[0] is not None  # 3 models, fewer than BLOCKS_WHOLE_TABLE: by key
+
+
 def test_missing_cells_are_nan_not_wrong(store):
     store.ingest(batch(outcomes=grid(A[:2], P[:2]) + grid(A[2:], P[2:], bench="logic")))
     m = store.load_outcomes()

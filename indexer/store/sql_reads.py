@@ -35,6 +35,11 @@ def _outcome_digests(rows) -> dict:
     return {k: hashlib.sha256("\x1e".join(sorted(v)).encode()).hexdigest() for k, v in sorted(parts.items())}
 
 
+#: from how many models :meth:`ReadMixin.outcome_blocks` may read the blocks without a key list (when they are also
+#: at least half of the models SQL holds)
+BLOCKS_WHOLE_TABLE = 2000
+
+
 class ReadMixin:
     def _filter_ids(self, conn, models, benchmarks):
         """Model and benchmark id maps (id -> name), restricted to the given names; unknown names raise."""
@@ -123,7 +128,10 @@ class ReadMixin:
     def outcome_blocks(self, models: Sequence[str], benchmarks: Sequence[str] | None = None) -> list[tuple]:
         """Every stored outcome block of these models (of these benchmarks): ``(model key, benchmark, prompt ids
         (int64, n), scores (float32, n))``, one per (source, model, benchmark). A few models' evidence reads this,
-        not the whole matrix."""
+        not the whole matrix. From :data:`BLOCKS_WHOLE_TABLE` models on, when they are at least half of the models
+        SQL holds, the blocks are read without a key list and kept to those models (the same blocks, in another
+        order): a model page's every-model rows ask for every model, and 32,823 keys in IN-list chunks took 0.44-0.54 s
+        of CPU where the table took 0.31-0.33 s (docs/BENCHMARKS.md, "A one-shot page: the outcome blocks")."""
         # ``benchmark_id + 0``: the blocks are reached from the models (their index), never from a benchmark's, which
         # are every model's at Hub scale: SQLite's planner (no statistics) started there, 48 ms against 1.4 ms for
         # 80 models' blocks of two benchmarks at 32k models
@@ -132,8 +140,14 @@ class ReadMixin:
              .join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id + 0))
         if benchmarks is not None:
             q = q.where(Benchmark.name.in_(list(benchmarks)))
+        keys = list(dict.fromkeys(models))
         with self._read() as conn:
-            rows = rows_for_keys(conn, q, Model.key, list(models))
+            if (len(keys) >= BLOCKS_WHOLE_TABLE
+                    and 2 * len(keys) >= conn.execute(select(func.count()).select_from(Model)).scalar_one()):
+                want = set(keys)
+                rows = [r for r in rows_for_keys(conn, q, Model.key, None) if r[0] in want]
+            else:
+                rows = rows_for_keys(conn, q, Model.key, keys)
         return [(k, b, np.frombuffer(p, dtype="<i4").astype(np.int64), np.frombuffer(s, dtype="<f4")) for k, b, p, s in rows]
 
     def measured_models(self, models: Sequence[str]) -> set[str]:
