@@ -850,6 +850,16 @@ def _say_error(text: str, code: int) -> None:
         typer.echo(f"error: {text}", err=True)
 
 
+def _say_stopped(text: str, code: int) -> None:
+    """The line of a command stopped before its end (``interrupted: ...``, ``terminated: ...``, ``aborted``) on
+    stderr as it is, or under ``--json`` as the JSON object of :func:`_say_error`; before, plain text there too, which
+    a program reading the command's ``--json`` output could not parse."""
+    if _asks_json(sys.argv[1:]):
+        _say_error(text, code)
+    else:
+        typer.echo(text, err=True)
+
+
 def _usage_error(exc) -> int:
     """One line on stderr for a usage error (bad option value, missing argument, unknown command): the command,
     the message and where help is; exit code 2."""
@@ -904,7 +914,7 @@ def _exit(code: int) -> None:
             said = f"{how}: what was committed is kept, nothing is half-written; run the command again to continue"
             if where in _RUN_COMMANDS:
                 said += " (`taskspace runs` shows an interrupted pass)"
-        typer.echo(said, err=True)
+        _say_stopped(said, code)
     sys.exit(code)
 
 
@@ -932,7 +942,7 @@ def main() -> None:
     except typer.Exit as exc:
         _exit(exc.exit_code)
     except typer.Abort:
-        typer.echo("aborted", err=True)
+        _say_stopped("aborted", 1)
         sys.exit(1)
     except Exception as exc:  # click's usage errors: typer 0.29 raises those of its own vendored click
         import click
@@ -949,7 +959,7 @@ def main() -> None:
             sys.exit(exc.exit_code)
         # typer 0.29's vendored click has no Abort or Exit (typer's own are caught above): click's stand in
         if isinstance(exc, (click.exceptions.Abort, getattr(tclick, "Abort", click.exceptions.Abort))):
-            typer.echo("aborted", err=True)
+            _say_stopped("aborted", 1)
             sys.exit(1)
         if isinstance(exc, (click.exceptions.Exit, getattr(tclick, "Exit", click.exceptions.Exit))):
             sys.exit(exc.exit_code)

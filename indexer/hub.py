@@ -223,21 +223,24 @@ class _HubTransport:
 
 def _client_factory():
     """huggingface_hub's HTTP client with :class:`_HubTransport` (and its request hooks: offline mode, request ids).
-    Proxies from HTTP(S)_PROXY are honoured (NO_PROXY is not)."""
-    import urllib.request
-
+    Proxies are read from the environment as httpx reads them (``httpx2._utils.get_environment_proxies``: HTTP_PROXY,
+    HTTPS_PROXY, and NO_PROXY's hosts, domain suffixes, ``host:port``, IP addresses and CIDR ranges, ``*``), since a
+    client given its own transport reads none; ALL_PROXY is not used (it may name a SOCKS proxy, which needs a package
+    taskspace does not install). Before, NO_PROXY was not read: a mirror named there (HF_ENDPOINT) was asked through
+    the proxy, and behind a proxy that cannot reach it was unreachable."""
     import httpx2
+    from httpx2._utils import get_environment_proxies
     from huggingface_hub.utils._http import default_client_factory
 
     base = default_client_factory()
     hooks = base.event_hooks
     base.close()
-    proxies = urllib.request.getproxies()
-    mounts = {f"{scheme}://": httpx2.HTTPTransport(proxy=proxies[scheme]) for scheme in ("http", "https")
-              if proxies.get(scheme)}
+    # a pattern mapped to None is asked directly (NO_PROXY); the others through their proxy
+    mounts = {pattern: None if proxy is None else _HubTransport(httpx2.HTTPTransport(proxy=proxy))
+              for pattern, proxy in get_environment_proxies().items() if not pattern.startswith("all://") or proxy is None}
     return httpx2.Client(
         transport=_HubTransport(httpx2.HTTPTransport()), event_hooks=hooks, follow_redirects=True, timeout=None,
-        trust_env=False, mounts={k: _HubTransport(v) for k, v in mounts.items()},
+        trust_env=False, mounts=mounts,
     )
 
 

@@ -212,6 +212,19 @@ def load(path: Path) -> list[SourceSpec]:
             logging.getLogger(__name__).warning("%s: source #%d is source #%d again (%s); it is read once", path, n,
                                                 first, spec)
             continue
+        key = source_key(spec) if spec_kind(spec) == "hub" else None
+        same = next((i for i, o in enumerate(out) if key and spec_kind(o.spec) == "hub" and source_key(o.spec) == key),
+                    None)
+        if same is not None:  # one Hub repo by hand (`@v1`, `@v2`): one stored source, read at the later entry, as
+            import logging  # `sources add` keeps it; before, both were read, each replacing the other's results
+
+            logging.getLogger(__name__).warning(
+                "%s: source #%d (%s) and source #%d (%s) are one Hub repo (%s), which is one stored source: source "
+                "#%d (%s) is read, source #%d is not; delete one of the two entries (`taskspace sources add "
+                "%s@REVISION` leaves one)", path, numbers[same], out[same].spec, n, spec, key, n, spec, numbers[same],
+                key)
+            numbers[same], out[same] = n, got
+            continue
         other = next((k for k, o in zip(numbers, out) if o.spec == spec), None)
         if other is not None:  # one stored source read two ways by hand: kept (a file that loaded loads), but said
             import logging

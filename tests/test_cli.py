@@ -414,3 +414,28 @@ def test_errors_under_json_are_json_on_stderr_with_the_exit_code(taskspace_home,
     assert code == 2 and json.loads(err)["error"].startswith("taskspace search: Invalid value for '--top' / '-k'")
     code, _, err = run_cli(capsys, "search", "--", "--json")
     assert code == 1 and err.startswith("error: the index is empty")
+
+
+@pytest.mark.parametrize("raised, code, said", [
+    (KeyboardInterrupt, 130, "interrupted: what was committed is kept"),
+    (EOFError, 1, "aborted"),
+])
+def test_an_interrupted_or_aborted_command_under_json_says_so_in_json(monkeypatch, capsys, raised, code, said):
+    """Under `--json` the interrupt line (Ctrl-C: exit 130, its what-was-kept sentence; also 143/129) and "aborted"
+    (an end of input: exit 1) are the JSON object every other error is, `{"error": ..., "exit": CODE}`; without
+    `--json` the plain lines as before. Before, they were plain text under `--json` too, which a program reading the
+    command's JSON could not parse."""
+    from helpers import run_cli
+
+    from indexer import demo
+
+    def stop(*a, **k):
+        raise raised()
+
+    monkeypatch.setattr(demo, "run_demo", stop)
+    rc, out, err = run_cli(capsys, "demo", "--json")
+    assert rc == code and out == "", (rc, out, err)
+    got = json.loads(err)
+    assert got["exit"] == code and got["error"].startswith(said), err
+    rc, out, err = run_cli(capsys, "demo")
+    assert rc == code and err.strip().startswith(said) and not err.lstrip().startswith("{"), err

@@ -1131,3 +1131,35 @@ def test_metric_per_task_on_a_hub_repo_and_a_hub_org_listing(hub_server, store):
     assert s.errors == [] and s.outcomes > 0
     assert {b.name: b.metric for b in store.list_benchmarks()} == {
         "tiny_gen_arith": "exact_match", "tiny_mc_science": "acc_norm", "tiny_mc_yesno": "acc_norm"}
+
+
+@pytest.mark.parametrize("no_proxy", ["127.0.0.1", "127.0.0.0/8", "localhost,127.0.0.1", "*", "{port}",
+                                      "other.example, 127.0.0.1"])
+def test_no_proxy_names_the_hub_endpoint_and_it_is_reached_without_the_proxy(hub_server, monkeypatch, no_proxy):
+    """Behind a proxy (HTTP(S)_PROXY) with NO_PROXY naming the mirror HF_ENDPOINT points at, the mirror is asked
+    directly, as httpx, requests and curl do (a host, a CIDR range, `*`, a host with its port, a list). Before,
+    NO_PROXY was not read: every request went to the proxy (here a closed port), and the mirror was unreachable. A
+    NO_PROXY naming another host still sends the request to the proxy (so the proxy is honoured)."""
+    import socket
+
+    from huggingface_hub import close_session
+
+    with socket.socket() as s:  # the "proxy": a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    port = hub_server.url.rsplit(":", 1)[1]
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed}")
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{closed}")
+    try:
+        monkeypatch.setenv("NO_PROXY", no_proxy.replace("{port}", f"127.0.0.1:{port}"))
+        close_session()  # huggingface_hub keeps one client: the next request makes it again, reading the variables
+        assert HubClient(backoff=0, sleep=lambda s: None).model_info("fake-org/tiny-lb")["likes"] == 7
+        monkeypatch.setenv("NO_PROXY", "other.example")
+        close_session()
+        with pytest.raises(HubUnreachableError):
+            HubClient(backoff=0, sleep=lambda s: None).model_info("fake-org/tiny-lb")
+    finally:
+        close_session()  # the next test's client is made without these variables

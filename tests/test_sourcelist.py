@@ -751,3 +751,26 @@ def test_index_source_of_a_configured_folder_that_is_empty_runs_the_pass(tmp_pat
     assert {"spec": str(folder), "status": "empty", "errors": 0} in _json.loads(r.stdout)["sources"], r.stdout
     r = ts("models", "--json")  # its stored results kept
     assert r.returncode == 0 and {m["model"] for m in _json.loads(r.stdout)["models"]} == {"m"}, r.stdout
+
+
+def test_one_hub_repo_written_twice_by_hand_is_read_at_the_later_entry(tmp_path, caplog):
+    """A hand-written `sources.toml` with two entries of one Hub repo (`hub:org/repo@v1`, then `hub:org/repo@v2`,
+    or the same repo with another format): one stored source, so it is read once, at the later entry (the one
+    `taskspace sources add` keeps), in the earlier entry's place, with one warning naming both entries and the one
+    read. Before, both were read every pass, each replacing the other's results."""
+    import logging
+
+    path = tmp_path / "sources.toml"
+    path.write_text('[[source]]\nspec = "hub:org/repo@v1"\n\n[[source]]\nspec = "hub:other/repo"\n\n'
+                    '[[source]]\nspec = "hub:org/repo@v2"\n\n[[source]]\nspec = "hub:other/repo"\nformat = "table"\n')
+    with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
+        got = sourcelist.load(path)
+    assert got == [SourceSpec("hub:org/repo@v2"), SourceSpec("hub:other/repo", format="table")]
+    said = " ".join(caplog.text.split())
+    assert (f"{path}: source #1 (hub:org/repo@v1) and source #3 (hub:org/repo@v2) are one Hub repo (hub:org/repo)"
+            in said), said
+    assert "source #3 (hub:org/repo@v2) is read" in said and "source #4 (hub:other/repo) is read" in said, said
+    assert said.count("are one Hub repo") == 2, said
+    # `sources add` of that repo leaves one entry, as the pass reads it
+    assert [s.spec for s in sourcelist.add(path, [SourceSpec("hub:org/repo@v3")], check=False)] == [
+        "hub:org/repo@v3", "hub:other/repo"]

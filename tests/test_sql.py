@@ -607,3 +607,23 @@ def test_first_positions_equal_a_scan_of_every_cell():
         for k in range(n - 1, -1, -1):
             want[idx[k]] = k
         assert np.array_equal(_first_positions(idx, size), want)
+
+
+def test_upsert_models_reads_a_parameter_count_of_zero_as_unknown(store):
+    """`Store.upsert_models` from a library caller: a parameter count of 0 (or below) is unknown (None), as
+    `records.parameter_count` reads it everywhere else (the Hub metadata, records, pull), and the repo it was counted
+    from goes with it; an integral float is that integer; a count that is no number (`"7B"`, True) is an InputError
+    naming the model and the field. Before, 0 was stored as given, a size no search can charge (log10(0))."""
+    store.upsert_models([{"key": "org/zero", "num_parameters": 0, "num_parameters_from": "org/base"},
+                         {"key": "org/below", "num_parameters": -5}, {"key": "org/float", "num_parameters": 7e9},
+                         {"key": "org/sized", "num_parameters": 1_000_000}])
+    got = {k: store.get_model(k) for k in ("org/zero", "org/below", "org/float", "org/sized")}
+    assert {k: (m.num_parameters, m.num_parameters_from) for k, m in got.items()} == {
+        "org/zero": (None, None), "org/below": (None, None), "org/float": (7_000_000_000, None),
+        "org/sized": (1_000_000, None)}
+    store.upsert_models([{"key": "org/sized", "num_parameters": 0}])  # a caller's "unknown" now
+    assert store.get_model("org/sized").num_parameters is None
+    for bad in ("7B", True, 7.5):
+        with pytest.raises(InputError, match=r"org/bad.*num_parameters.*a whole number"):
+            store.upsert_models([{"key": "org/bad", "num_parameters": bad}])
+    assert store.get_model("org/bad") is None

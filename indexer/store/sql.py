@@ -29,7 +29,8 @@ Writing results (input = :mod:`indexer.records`)
   score. The result counts model and prompt rows newly created and the (model, benchmark, prompt) cells
   stored after averaging.
 - ``upsert_models``: Hub metadata, one dict per model with ``key`` (alias ``repo_id`` / ``id``) and any of the
-  :class:`ModelRecord` field names (unknown keys raise InputError). Rows upserted this way get kind "hub";
+  :class:`ModelRecord` field names (unknown keys raise InputError; a ``num_parameters`` of 0 or below is unknown,
+  None, as :func:`indexer.records.parameter_count` reads it). Rows upserted this way get kind "hub";
   models first seen in outcomes get kind "hub" when the key looks like a repo id ("org/name") and "name"
   otherwise (e.g. "gpt-4o(eval_results/gpt4o)").
 - Sources (:class:`SourceRecord`): ``get_source``, ``list_sources``, ``delete_source`` (the source and its
@@ -171,6 +172,20 @@ _MODEL_ALIASES = {"repo_id": "key", "id": "key", "modelId": "key", "sha": "revis
                   "lastModified": "last_modified", "createdAt": "created_at"}
 
 
+def _model_parameter_count(value, key: str) -> int | None:
+    """A library caller's ``num_parameters`` for the model ``key`` as :func:`indexer.records.parameter_count` reads a
+    count (0 or below: unknown, None), an integral float as its integer; anything else an InputError naming the model
+    and the field. Before, 0 was stored as given, though 0 means unknown everywhere else."""
+    from ..records import parameter_count
+
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError("num_parameters must be a whole number of parameters (0 or None for unknown), "
+                         f"not {value!r}", item=key)
+    return parameter_count(value)
+
+
 def _parse_time(value, key: str, field: str):
     if value is None or isinstance(value, datetime):
         return value
@@ -300,6 +315,10 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             for f in ("created_at", "last_modified", "fetched_at"):
                 if f in values:
                     values[f] = _parse_time(values[f], key, f)
+            if values.get("num_parameters") is not None:
+                values["num_parameters"] = _model_parameter_count(values["num_parameters"], key)
+                if values["num_parameters"] is None:  # unknown: counted from no repo either
+                    values["num_parameters_from"] = None
             if "gated" in values and values["gated"] is not None:
                 g = values["gated"]
                 values["gated"] = ("true" if g else "false") if isinstance(g, bool) else str(g)
