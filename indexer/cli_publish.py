@@ -88,7 +88,7 @@ def pull(
       taskspace pull out/      # a --dry-run folder
     """
     from .cli_index import echo_json
-    from .publish import pull as run
+    from .publish import cached_revision_said, pull as run
 
     res = run(source, space=space)
     if as_json:
@@ -97,8 +97,7 @@ def pull(
     if res.cached and not res.cached.get("unreachable"):  # offline, from the home's Hub cache: which revision, and
         # that nothing newer was looked for (with the Hub unreachable, the pull's warning on stderr says so)
         c = res.cached
-        which = ("the revision asked" if c["revision"].startswith(c["ref"]) else  # a commit, whole or short
-                 f"the commit {c['ref']} was when this home's Hub cache last fetched it")
+        which = cached_revision_said(c["revision"], c["ref"])
         held, asked = res.origin.rpartition('@')[0], source.partition('@')[0]
         spelled = (f" (asked as {asked}: the Hub's repo ids are case-insensitive, and the cache holds it as written "
                    "when it was fetched)" if held != asked else "")

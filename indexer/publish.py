@@ -642,6 +642,13 @@ def _fetch_hub(hub, repo: str, rev: str | None, space: str | None) -> tuple[Path
     return root, origin, snap.sha, None
 
 
+def cached_revision_said(sha: str, ref: str) -> str:
+    """Which revision a record set read from the home's Hub cache is, as the pull says it: the one asked (a commit,
+    whole or short) or the commit a branch or tag was when the cache last fetched it."""
+    return ("the revision asked" if sha.startswith(ref) else
+            f"the commit {ref} was when this home's Hub cache last fetched it")
+
+
 def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
                   unreachable: Exception | None = None) -> tuple[Path, str, str, dict]:
     """:func:`_fetch` offline: the records from the Hub cache (see there). Before, an offline pull refused even with
@@ -668,8 +675,7 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
     reason = getattr(unreachable, "reason", str(unreachable)) if unreachable is not None else None
     cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable(), "unreachable": reason}
     if unreachable is not None:
-        which = ("the revision asked" if snap.sha.startswith(snap.ref) else
-                 f"the commit {snap.ref} was when this home's Hub cache last fetched it")
+        which = cached_revision_said(snap.sha, snap.ref)
         log.warning("pull: the Hub could not be reached (%s): pulled hub:%s at %s from this home's Hub cache (%s); "
                     "it may not be the newest revision", reason, snap.repo_id, snap.sha, which)
     else:
