@@ -1221,12 +1221,16 @@ def test_a_point_written_with_a_count_of_0_is_pushed_again_after_migration_0020(
     digest was the point's, so no pass pushed it and `taskspace check` found nothing. After migration 0020 (the count
     unknown in SQL, the digest forgotten) check names it stale and the push a pass makes (of ``unpushed_models``)
     writes it without a size; check is clean again."""
+    from sqlalchemy import text
+
     from indexer import records, sync
     from indexer.store import sql_migrate as migrate
 
     space = fill(store, encoder)
     name = space_name(space)
-    store.upsert_models([{"key": "org/gamma", "num_parameters": 0}])
+    store.upsert_models([{"key": "org/gamma", "num_parameters": 7}])
+    with store.engine.begin() as conn:  # the 0 an older taskspace stored (upsert_models now stores it as unknown)
+        conn.execute(text("UPDATE models SET num_parameters = 0 WHERE key = 'org/gamma'"))
     monkeypatch.setattr(sync, "parameter_count", lambda n: n)  # the points as a taskspace before 5584b99 wrote them
     reindex(store, vs, encoder=encoder)
     monkeypatch.setattr(sync, "parameter_count", records.parameter_count)
