@@ -372,7 +372,9 @@ def _name(value):
 def _licence(value):
     """A ``--license`` value's problem: a name's (:func:`_name`), or commas and spaces alone, which name no license
     (the library splits a value at its commas, :class:`indexer.find.Filters`, and refuses one naming none)."""
-    return _name(value) or (None if value.replace(",", "").strip() else
+    from .find import licence_names
+
+    return _name(value) or (None if licence_names(value) else
                             "names no license (commas and spaces alone); give a license name such as mit")
 
 

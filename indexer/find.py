@@ -181,6 +181,13 @@ _FILTER_SYNONYMS = {"measured_on": "benchmark", "license": "licenses", "measured
                     "min_prompts": "min_evidence", "gated": "exclude_gated", "open_weights": "open_only"}
 
 
+def licence_names(value: str) -> list[str]:
+    """The licenses a license filter's value names: split at its commas (a model card naming several is stored and
+    shown joined, ``apache-2.0,mit``), each stripped and in lower case, as the Hub's license ids are; none for a value
+    of commas and spaces alone, which :class:`Filters`, the CLI's ``--license`` and ``/v1/find`` each refuse."""
+    return [p.strip().lower() for p in value.split(",") if p.strip()]
+
+
 @dataclass
 class Filters:
     """What the candidates must satisfy (every field optional; all must hold). Each becomes a Qdrant payload
@@ -235,7 +242,7 @@ class Filters:
             # it ("apache-2.0,mit", "mit, apache-2.0") is the licenses it names (before: it matched nothing)
             # and in lower case, as the Hub's license ids are and taskspace stores a card's (indexer.hub): `--license
             # MIT` is `mit` (before, a filter in another case than the stored text matched nothing)
-            parts = [[p.strip().lower() for p in x.split(",") if p.strip()] for x in self.licenses]
+            parts = [licence_names(x) for x in self.licenses]
             for i, (x, ps) in enumerate(zip(self.licenses, parts)):
                 if not ps:
                     raise InputError(f"licenses[{i}] names no license (commas and spaces alone: {x[:40]!r}); give "

@@ -1605,7 +1605,7 @@ def _check_json_types(args: dict) -> None:
     saying what it takes and what was sent in JSON's words (:data:`_FIND_TYPES`). Before, the library's Python words
     came back: "licenses must be ... not int", "True is not a parameter count", "a license must be a non-empty
     string" for a number, "open_only must be true or false, not None"."""
-    from .find import MAX_PREFER_SMALLER
+    from .find import MAX_PREFER_SMALLER, licence_names
 
     def refuse(field: str, name: str, takes: str, value) -> None:
         takes = takes.replace("{max_prefer:g}", f"{MAX_PREFER_SMALLER:g}")
@@ -1636,7 +1636,7 @@ def _check_json_types(args: dict) -> None:
             at = "licenses" if isinstance(lic, str) else f"licenses[{i}]"
             if not isinstance(v, str):
                 refuse(f"filters.{at}", at, "a license name (a string)", v)
-            if not any(part.strip() for part in v.split(",")):
+            if not licence_names(v):
                 refuse(f"filters.{at}", at, "a license name such as mit (not blank, not commas alone)", v)
 
 
