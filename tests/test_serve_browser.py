@@ -408,8 +408,8 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         expect(page.locator("#observed tbody tr")).to_have_count(0)
         expect(page.locator("#strengths tbody tr")).to_have_count(0)
         # and it says the server cannot be reached (before: only "error: Failed to fetch"), the browser's words in
-        # the title; a search the same
-        gone = "error: cannot reach the taskspace server (is it running?)"
+        # the title, and that it asks again (test_a_server_that_cannot_be_reached_is_asked_again...); a search the same
+        gone = "error: cannot reach the taskspace server (is it running?) (asking again in 5 s)"
         expect(page.locator("#model-meta")).to_have_text(gone)
         expect(page.locator("#model-meta")).to_have_attribute("title", "Failed to fetch")
         page.goto(page_server + "/?q=What+is+item+3")
@@ -1344,6 +1344,51 @@ def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page
         expect(meta).to_contain_text("(the server does not say for how long: asking again in 5 s)")
         expect(meta).to_contain_text("prompts measured")  # asked again by itself (when: below)
         assert len(models) == 2 and 4.9 <= models[1] - models[0] < 9.5, models  # 5 s, not the next wait (10 s)
+        assert failures == []
+
+
+def test_a_server_that_cannot_be_reached_is_asked_again_and_its_page_comes_back(page_server):
+    """The server stopped while the page is open (a restart: its requests refused, made so by the route below) on the
+    second page of a ranking: the page says it cannot reach the server and that it asks again in 5 s, and does, by
+    itself, and shows that page once the server answers (a model page the same). Before, the error stayed until the
+    user acted, and the one button, "Find models", searched the form's query from its first page (found on the
+    32,823-model home: `taskspace serve` stopped and started again under a page of ranks 11-20)."""
+    import time
+
+    from playwright.sync_api import expect
+
+    asked: list[float] = []
+
+    def refused_once(route):
+        asked.append(time.monotonic())
+        if len(asked) == 1:
+            route.abort("connectionrefused")
+        else:
+            route.continue_()
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/find", refused_once)
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&k=2&offset=2")
+        status = page.locator("#status")
+        expect(status).to_have_text("error: cannot reach the taskspace server (is it running?) (asking again in 5 s)")
+        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")  # asked again by itself: the same page
+        assert len(asked) == 2 and 4.9 <= asked[1] - asked[0] < 9.5, asked
+        page.unroute("**/v1/find")
+        models: list[float] = []
+
+        def model(route):
+            models.append(time.monotonic())
+            if len(models) == 1:
+                route.abort("connectionrefused")
+            else:
+                route.continue_()
+
+        page.route("**/v1/models/**", model)
+        page.locator("#ranked a.detail").first.click()
+        meta = page.locator("#model-meta")
+        expect(meta).to_have_text("error: cannot reach the taskspace server (is it running?) (asking again in 5 s)")
+        expect(meta).to_contain_text("prompts measured")
+        assert len(models) == 2, models
         assert failures == []
 
 

@@ -130,6 +130,11 @@ async function api(path, options) {
     if (!(err instanceof TypeError)) throw err;
     const gone = new Error("cannot reach the taskspace server (is it running?)");
     gone.raw = err.message;  // the browser's own words, kept in the message's title
+    // asked again as a 503 without Retry-After is (retryLater): a server restarted meanwhile shows this view again by
+    // itself; before, the error stayed, and "Find models" searched the form's query from its first page
+    gone.unavailable = true;
+    gone.unreachable = true;
+    gone.retryAfter = null;
     throw gone;
   }
   // an answer that is not the API's JSON object (a proxy's or a login portal's HTML page, a gateway's 502 text) is
@@ -155,9 +160,10 @@ async function api(path, options) {
   return body;
 }
 
-// a view that got a 503 asks again by itself, at most RETRIES times in a row and only while it is shown, and says
-// when: after the Retry-After seconds where the server said how long it lasts; where it did not (a first pass, a pass
-// already longer than the ones before, a store down), after 5 s, doubling each time up to a minute. Before: the error
+// a view that got a 503, or no answer at all (the server not reachable), asks again by itself, at most RETRIES times
+// in a row and only while it is shown, and says when: after the Retry-After seconds where the server said how long it
+// lasts; where it did not (a first pass, a pass already longer than the ones before, a store down, no server), after
+// 5 s, doubling each time up to a minute. Before: the error
 // alone, "ask again when it has published", and the page never did nor said when (seen on `serve --worker-every 2s`:
 // a benchmark of a source just added stood at the error for the whole pass)
 const RETRIES = 10;
@@ -167,7 +173,7 @@ function retryLater(err, mine, attempt, again) {
   const wait = err.retryAfter !== null ? err.retryAfter : Math.min(60, 5 * 2 ** attempt);
   setTimeout(() => { if (mine === view) again(attempt + 1); }, wait * 1000);
   return err.retryAfter !== null ? ` (the server expects this to last ${wait} s: asking again then)`
-    : ` (the server does not say for how long: asking again in ${wait} s)`;
+    : err.unreachable ? ` (asking again in ${wait} s)` : ` (the server does not say for how long: asking again in ${wait} s)`;
 }
 
 // -- the form <-> the URL
