@@ -483,6 +483,9 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         page.fill("#task", "---\n  ---  \n")
         page.keyboard.press("Control+Enter")
         expect(status).to_have_text("type a task or pick a benchmark")
+        # and the tab's title names no search, as for an empty box (before: "--- --- – taskspace", a history entry
+        # named for a search that was not made)
+        expect(page).to_have_title("taskspace: find the model for a task")
         page.select_option("#benchmark", "alpha")
         page.click("#go")
         expect(status).to_have_text("4 model(s) ranked for benchmark alpha")

@@ -523,7 +523,8 @@ async function runSearch(p, asked = false, attempt = 0) {
   $("model").hidden = true;
   $("results").hidden = false;
   document.querySelector("a.skip").textContent = "Skip to results";
-  const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
+  // the box's prompts, not its text: one of --- lines alone holds none, so no title (before: "--- – taskspace")
+  const task = splitPrompts(p.get("q") || "").join(" --- ").split(/\s+/).join(" ");
   const from = Number(p.get("offset"));  // (not a number: no suffix; findBody says what is wrong with it)
   titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task,
            Number.isInteger(from) && from > 0 ? ` (from rank ${count(from + 1)})` : "");
