@@ -1395,6 +1395,46 @@ def test_a_server_that_cannot_be_reached_is_asked_again_and_its_page_comes_back(
         assert failures == []
 
 
+def test_a_model_page_reached_by_back_links_back_to_the_search_it_was_opened_from(page_server):
+    """A model page opened from a search, left, and reached again by Back (or reloaded) links "back to search" to that
+    search. Before, the link was set when a model link was clicked, so after another search and its model page, Back
+    to the first model page linked to the other search (seen on the 32,823-model home: gpt-4-0613+cot, opened from
+    "Sort a list in Python", linked to "Translate to French"), and a reload linked to the empty page."""
+    from playwright.sync_api import expect
+
+    first = "/?" + urlencode({"q": "What is item 3 of alpha about chemistry?", "k": 3})
+    with chromium_page() as (page, failures):
+        page.goto(page_server + first)
+        rows = page.locator("#ranked > li.result")
+        expect(rows).to_have_count(3)
+        page.locator("#ranked a.detail").first.click()
+        meta = page.locator("#model-meta")
+        expect(meta).to_contain_text("prompts measured")
+        model_url = page.url
+        expect(page.locator("#back")).to_have_attribute("href", first)
+        page.locator("#back").click()
+        expect(rows).to_have_count(3)
+        page.select_option("#benchmark", "alpha")
+        page.fill("#task", "")
+        page.click("#go")
+        expect(page.locator("#status")).to_contain_text("ranked for benchmark alpha")
+        page.locator("#ranked a.detail").nth(1).click()
+        expect(meta).to_contain_text("prompts measured")
+        expect(page.locator("#back")).to_have_attribute("href", "/?benchmark=alpha&k=3")
+        for _ in range(3):  # the other search, the first again (the link's entry), the first model page
+            page.go_back()
+        assert page.url == model_url
+        expect(meta).to_contain_text("prompts measured")
+        expect(page.locator("#back")).to_have_attribute("href", first)
+        page.reload()
+        expect(meta).to_contain_text("prompts measured")
+        expect(page.locator("#back")).to_have_attribute("href", first)
+        page.locator("#back").click()
+        expect(rows).to_have_count(3)
+        assert page.url == page_server + first
+        assert failures == []
+
+
 def test_the_benchmark_pickers_follow_the_index_while_the_page_stays_open(page_server):
     """The server's list of benchmarks changes while the page stays open (an indexing pass published a source added
     meanwhile: the route below adds "gamma" to the server's own list, then drops "alpha" as a dropped source would):

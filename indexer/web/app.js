@@ -628,7 +628,10 @@ async function showModel(id, space, attempt = 0) {
 
 function route() {
   const p = new URLSearchParams(location.search);
-  if (p.get("model")) return showModel(p.get("model"), p.get("space"));
+  if (p.get("model")) {
+    $("back").href = (history.state && history.state.back) || "/";
+    return showModel(p.get("model"), p.get("space"));
+  }
   $("search").hidden = false;
   paramsToForm(p);
   return runSearch(p);
@@ -722,9 +725,12 @@ document.addEventListener("click", (ev) => {  // model pages open in place (the 
   const a = ev.target.closest("a[data-model]");
   if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
   ev.preventDefault();
-  // "back to search" returns to the search this model page was opened from (before: to an empty page, "/")
-  $("back").href = "/" + location.search;
-  history.pushState(null, "", a.getAttribute("href"));
+  // "back to search" returns to the search this model page was opened from (before: to an empty page, "/"), kept in
+  // the page's history entry, which route reads: Back to it, or a reload, links there too (before: to the search of
+  // the model page opened last, or "/")
+  const back = "/" + location.search;
+  history.pushState({ back }, "", a.getAttribute("href"));
+  $("back").href = back;
   showModel(a.dataset.model, a.dataset.space);
 });
 $("back").addEventListener("click", (ev) => {  // the search, run again in place (a new history entry)
