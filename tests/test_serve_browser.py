@@ -1351,45 +1351,39 @@ def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page
 
 
 def test_a_server_that_cannot_be_reached_is_asked_again_and_its_page_comes_back(page_server):
-    """The server stopped while the page is open (a restart: its requests refused, made so by the route below) on the
-    second page of a ranking: the page says it cannot reach the server and that it asks again in 5 s, and does, by
-    itself, and shows that page once the server answers (a model page the same). Before, the error stayed until the
-    user acted, and the one button, "Find models", searched the form's query from its first page (found on the
-    32,823-model home: `taskspace serve` stopped and started again under a page of ranks 11-20)."""
+    """The server stopped while the page is open (a restart: its requests refused, made so by the routes below) on a
+    page of a ranking past the first: the page says it cannot reach the server and that it asks again in 5 s, and
+    does, by itself, and shows that page once the server answers (a model page the same). Before, the error stayed
+    until the user acted, and the one button, "Find models", searched the form's query from its first page (found on
+    the 32,823-model home: `taskspace serve` stopped under ranks 11-20, "next" pressed, then started again)."""
     import time
 
     from playwright.sync_api import expect
 
-    asked: list[float] = []
-
-    def refused_once(route):
-        asked.append(time.monotonic())
-        if len(asked) == 1:
-            route.abort("connectionrefused")
-        else:
-            route.continue_()
-
-    with chromium_page() as (page, failures):
-        page.route("**/v1/find", refused_once)
-        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&k=2&offset=2")
-        status = page.locator("#status")
-        expect(status).to_have_text("error: cannot reach the taskspace server (is it running?) (asking again in 5 s)")
-        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")  # asked again by itself: the same page
-        assert len(asked) == 2 and 4.9 <= asked[1] - asked[0] < 9.5, asked
-        page.unroute("**/v1/find")
-        models: list[float] = []
-
-        def model(route):
-            models.append(time.monotonic())
-            if len(models) == 1:
+    def refused_once(asked: list[float]):  # a route: its first request refused (no server), the next ones answered
+        def handle(route):
+            asked.append(time.monotonic())
+            if len(asked) == 1:
                 route.abort("connectionrefused")
             else:
                 route.continue_()
+        return handle
 
-        page.route("**/v1/models/**", model)
+    gone = "error: cannot reach the taskspace server (is it running?) (asking again in 5 s)"
+    with chromium_page() as (page, failures):
+        finds: list[float] = []
+        page.route("**/v1/find", refused_once(finds))
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&k=2&offset=2")
+        status = page.locator("#status")
+        expect(status).to_have_text(gone)
+        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")  # asked again by itself: the same page
+        assert len(finds) == 2 and 4.9 <= finds[1] - finds[0] < 9.5, finds
+        page.unroute("**/v1/find")
+        models: list[float] = []
+        page.route("**/v1/models/**", refused_once(models))
         page.locator("#ranked a.detail").first.click()
         meta = page.locator("#model-meta")
-        expect(meta).to_have_text("error: cannot reach the taskspace server (is it running?) (asking again in 5 s)")
+        expect(meta).to_have_text(gone)
         expect(meta).to_contain_text("prompts measured")
         assert len(models) == 2, models
         assert failures == []
