@@ -611,7 +611,13 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
         if not np.isfinite(q).all():
             raise InputError("the query vector has NaN/inf entries", item="vector")
         _check_magnitude(q)
-        return q.astype(np.float32), False, None
+        q = q.astype(np.float32)
+        if not q.any():  # every model would score 0: a ranking of no meaning (entries below float32's range too)
+            raise InputError("the query vector is all zeros (as the index's 32-bit floats hold it), so every model "
+                             "scores 0 and no order means anything; send a query in the space's index form (a row as "
+                             "indexer.represent builds it, such as a benchmark's vector), or ask with prompts or a "
+                             "benchmark", item="vector")
+        return q, False, None
     t = time.perf_counter()
     enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
     X = represent.query_rows(prompts, enc.encode, space)

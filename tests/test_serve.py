@@ -826,6 +826,25 @@ def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(
     assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
 
 
+def test_an_all_zero_query_vector_is_an_input_error_naming_vector(client):
+    """A query vector of zeros (or of entries too small for the index's 32-bit floats, which become zeros) scores
+    every model 0: before, a 200 ranking of the index in an order of no meaning (every score 0, every probability the
+    same). Now a 422 naming `vector`, saying what it sent and what to send; the same from the Python API."""
+    from indexer.errors import InputError
+    from indexer.find import find_models
+
+    svc = client.service
+    dim = svc.store.list_spaces()[0].dim
+    for vector in ([0.0] * dim, [0] * dim, [1e-320] + [0.0] * (dim - 1), [-0.0] * dim):
+        err = assert_error(client.post("/v1/find", json={"vector": vector}), 422, "invalid_input", "vector",
+                           says="zero")
+        assert "index form" in err["message"], err["message"]
+        with pytest.raises(InputError, match="zero") as got:
+            find_models(vector=vector, store=svc.store, vectors=svc.vectors)
+        assert got.value.item == "vector"
+    assert client.post("/v1/find", json={"vector": [0.0] * (dim - 1) + [1e-3]}).status_code == 200  # one entry
+
+
 def test_an_integer_past_float_range_is_an_input_error_not_a_500(client):
     """JSON integers have no bound and Python reads them whole: `"prefer_smaller": 1` and 400 zeros,
     `filters.min_params` / `max_params` so written, or such an entry of `vector`, made `float()` raise OverflowError,
