@@ -936,18 +936,22 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         (probability | lcb), ``evidence``, ``space`` (default: the configured space, as ``taskspace search``
         without ``--space``). Answers what ``taskspace search --json`` prints."""
         args = find_arguments(body)
+        written = _whole_floats(body)
         try:
-            return svc.find(**args)
+            return _echo_as_written(svc.find(**args), written)
         except (errors.InputError, errors.UnknownSpaceError) as exc:  # named as the client sent it
             one = ("prompt" if body.get("prompt") is not None else "prompts" if isinstance(body.get("prompts"), str)
                    else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
             filters = body.get("filters")
-            if isinstance(exc, errors.UnknownSpaceError) and isinstance(body.get("space"), float):
-                import json
-
-                exc.given = json.dumps(body["space"])  # 1e300 as written, not the 301-digit integer _whole made of it
+            # a number written as a float (1e300, -3.0) quoted as written, not as the integer _whole made of it (1e300:
+            # 301 digits, its tail the double's rounding)
+            if isinstance(exc, errors.UnknownSpaceError) and "space" in written:
+                exc.given = _json_said(written["space"])
+            elif exc.item in written:
+                exc.args = (re.sub(rf"(?<![\d.]){int(written[exc.item])}(?![\d.])",
+                                   lambda _: _json_said(written[exc.item]), str(exc)),)
             if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
                 exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
                 exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
@@ -1655,6 +1659,39 @@ def _check_space(sp) -> None:
 def _whole(value):
     """``value`` as an int when it is a float with no fraction (``5.0``), else as it is (the library names the rest)."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: the integer fields of a ``/v1/find`` body (their paths) that :func:`_whole` reads from a whole float
+_WHOLE_FIELDS = ("k", "offset", "evidence", "space", "filters.min_evidence")
+
+
+def _whole_floats(body) -> dict:
+    """Path -> the float the body wrote, for each of :data:`_WHOLE_FIELDS` written as a whole float (``1e300``,
+    ``-3.0``): what an error about it quotes (:func:`_json_said`, as ``k`` and ``evidence`` over their limits are), not
+    the integer :func:`_whole` made of it (1e300: 301 digits, a number nobody wrote)."""
+    out = {}
+    for path in _WHOLE_FIELDS if isinstance(body, dict) else ():
+        parent, _, name = path.rpartition(".")
+        node = body.get(parent) if parent else body
+        value = node.get(name) if isinstance(node, dict) else None
+        if isinstance(value, float) and value.is_integer():
+            out[path] = value
+    return out
+
+
+def _echo_as_written(answer: dict, written: dict) -> dict:
+    """The answer's ``query.offset`` and ``query.filters.min_evidence`` as the body wrote them when the integer
+    :func:`_whole` made of that float is another number than the one written (``1e300`` is 10**300 plus the double's
+    rounding: echoed ``1e+300``, not 301 digits); ``1.0`` or ``1e20`` stay the integers they write."""
+    import decimal
+
+    query = answer.get("query") if isinstance(answer, dict) else None
+    for path, value in written.items():
+        parent, _, name = path.rpartition(".")
+        node = query if not parent else (query or {}).get(parent)
+        if isinstance(node, dict) and name in node and decimal.Decimal(repr(value)) != int(value):
+            node[name] = value
+    return answer
 
 
 def _not_json(error: dict, doc) -> str:

@@ -383,6 +383,33 @@ def test_an_evidence_or_a_space_written_as_a_large_float_is_quoted_as_written(cl
                                                                                   "k": 2}).json()
 
 
+def test_every_integer_field_written_as_a_large_float_is_quoted_as_written(client):
+    """Every integer field of a /v1/find body written as a whole float (`1e300`, `-1e300`, `-3.0`) is quoted as the body
+    wrote it, in an error and in the answer's `query`, as `k`, `evidence` and `space` are: before, `"offset": 1e300`
+    and `"filters": {"min_evidence": 1e300}` answered 200 with the 301-digit integer the float became in `query`
+    ("offset": 10000000000000000525047...), and `"offset": -1e300` (k, evidence, min_evidence) was "offset must be a
+    non-negative integer, not -1000000000000000052504..." (a number nobody wrote, its tail the double's rounding).
+    Found walking the API on the 32,823-model home."""
+    for field, value, said in (("offset", -1e300, "-1e+300"), ("k", -1e300, "-1e+300"), ("evidence", -1e300, "-1e+300"),
+                               ("offset", -3.0, "-3.0"), ("filters.min_evidence", -1e300, "-1e+300")):
+        body = {"prompts": [PROMPT]}
+        if field.startswith("filters."):
+            body["filters"] = {field.split(".")[1]: value}
+        else:
+            body[field] = value
+        err = assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field)
+        assert err["message"].endswith(f"not {said}"), err
+        assert len(err["message"]) < 200, err
+    big = client.post("/v1/find", json={"prompts": [PROMPT], "offset": 1e300, "k": 2})
+    assert big.status_code == 200 and big.json()["results"] == [] and big.json()["query"]["next_offset"] is None
+    assert '"offset":1e+300' in big.text and "100000000000000005" not in big.text, big.text[:300]
+    few = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"min_evidence": 1e300}, "k": 2})
+    assert few.status_code == 200 and few.json()["results"] == [], few.text[:300]
+    assert '"min_evidence":1e+300' in few.text and "100000000000000005" not in few.text, few.text[:300]
+    whole = client.post("/v1/find", json={"prompts": [PROMPT], "offset": 1.0, "k": 2}).json()  # a small whole float
+    assert whole["query"]["offset"] == 1 and isinstance(whole["query"]["offset"], int)  # is the integer it writes
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
