@@ -684,7 +684,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked. On the
         event loop (no I/O here): a sync dependency takes a worker thread, which /healthz must not wait for."""
         route = request.scope.get("route")
-        if route is None or not getattr(route, "include_in_schema", False):
+        if route is None or not (getattr(route, "include_in_schema", False) or route.path == app.openapi_url):
             return
         if (control := _control_in_path(request.scope.get("path", ""))) is not None:
             raise ApiError(422, "invalid_request", *control)
@@ -1047,6 +1047,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return doc
 
     app.openapi = with_defs
+    # /openapi.json refuses a query parameter as every route of the API does (before, ?x=1 answered the document, the
+    # one route that ignored one): FastAPI's own route, which runs no dependency, is answered by a route that does
+    fastapi_doc = next(r for r in app.router.routes if getattr(r, "path", None) == app.openapi_url)
+    app.router.routes.remove(fastapi_doc)
+
+    async def openapi_doc(request: Request):
+        return await fastapi_doc.endpoint(request)
+
+    openapi_doc.__annotations__["request"] = Request  # the request, not a query parameter (see known_query_parameters)
+    app.add_api_route(app.openapi_url, openapi_doc, methods=["GET"], include_in_schema=False)
     return app
 
 

@@ -833,6 +833,23 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     assert "limit must" in err["message"] and "offset must" in err["message"]  # every problem, not the first and a count
 
 
+def test_the_openapi_document_refuses_a_query_parameter_as_every_api_route_does(client):
+    """`GET /openapi.json?x=1` is the 422 `/healthz?x=1` and `/v1/benchmarks?x=1` are, naming `x` and saying the route
+    takes no query parameters (HEAD too); before, 200 and the document, the one route of the API that ignored a query
+    parameter without a word. The page `/` and its files still take their own."""
+    doc = client.get("/openapi.json")
+    assert doc.status_code == 200 and doc.json()["paths"]["/v1/find"] and doc.headers["content-type"] == "application/json"
+    for method in ("GET", "HEAD"):
+        r = client.request(method, "/openapi.json", params={"x": 1})
+        assert r.status_code == 422, (method, r.text)
+    err = assert_error(client.get("/openapi.json", params={"x": 1}), 422, "invalid_request", "x")
+    assert err["message"] == "unknown query parameter(s) ['x']; /openapi.json takes no query parameters", err
+    assert client.head("/openapi.json").status_code == 200
+    assert client.get("/openapi.json").json() == doc.json()
+    assert_error(client.post("/openapi.json"), 405, "method_not_allowed", None, says="it takes GET, HEAD")
+    assert client.get("/static/app.js", params={"v": 2}).status_code == 200
+
+
 def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(client):
     """A vector of huge finite numbers ([1e308] * dim, or entries whose length passes float32's largest): before, a
     422 whose field was the space's name ("query vector has NaN/inf entries", the store's check after the cast to
