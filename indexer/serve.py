@@ -879,6 +879,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     async def _unexpected(request: Request, exc: Exception):
         return _internal(request, exc)
 
+    app.add_middleware(_Charset)  # inside the size limit, which is of the bytes sent
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
     app.add_middleware(_Head)
     if cors:  # outermost: a preflight is answered before any other middleware, every answer carries the headers
@@ -1837,6 +1838,73 @@ class _BodyLimit:
         response = JSONResponse(content, status_code=status)
         await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
         await send({"type": "http.response.body", "body": response.body})
+
+
+#: Python codecs (by their codecs.lookup name) that are no charset a client declares: backslash escapes, domain
+#: names, a table of none
+_NOT_CHARSETS = ("unicode-escape", "raw-unicode-escape", "idna", "punycode", "undefined", "charmap")
+
+
+class _Charset:
+    """ASGI middleware: a JSON body whose content-type declares a charset other than UTF-8 (``application/json;
+    charset=latin-1``, as ASP.NET Core and Spring read it) is read in that charset and handed on as UTF-8; a charset
+    this server does not know is a 415 naming it, bytes not of the declared charset a 400 naming it, the byte and
+    where. Before, every body was read as UTF-8 whatever it declared. Inside :class:`_BodyLimit`: the limit is of the
+    bytes sent."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] == "GET":
+            return await self.app(scope, receive, send)
+        headers = list(scope.get("headers") or [])
+        ctype = dict(headers).get(b"content-type", b"").decode("latin-1")
+        main, *params = [part.strip() for part in ctype.split(";")]
+        charset = next((value.strip().strip('"') for name, _, value in (p.partition("=") for p in params)
+                        if name.strip().lower() == "charset"), None)
+        if not charset or not (main.lower() == "application/json" or main.lower().endswith("+json")):
+            return await self.app(scope, receive, send)
+        import codecs
+
+        try:
+            info = codecs.lookup(charset)
+            known = info._is_text_encoding and info.name not in _NOT_CHARSETS
+        except LookupError:
+            known = False
+        if not known:
+            return await _BodyLimit._send(send, 415, error_body(
+                "unsupported_media_type", f"the body's content-type declares charset={charset}, which this server does "
+                "not read: send the JSON as UTF-8 (content-type: application/json)", "content-type"))
+        if info.name == "utf-8":
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        try:
+            body = raw.decode(info.name).encode("utf-8")
+        except UnicodeDecodeError as exc:
+            return await _BodyLimit._send(send, 400, error_body(
+                "invalid_json", f"the request body is not {charset} as its content-type declares (charset={charset}; "
+                f"{exc.reason} 0x{raw[exc.start]:02x} at byte {exc.start}); send the JSON as UTF-8 (content-type: "
+                "application/json)"))
+        scope = {**scope, "headers": [(k, v) for k, v in headers if k not in (b"content-type", b"content-length")]
+                 + [(b"content-type", f"{main}; charset=utf-8".encode()), (b"content-length", str(len(body)).encode())]}
+        sent = False
+
+        async def decoded():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, decoded, send)
 
 
 #: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows
