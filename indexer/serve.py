@@ -769,8 +769,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return _internal(request, exc)
         field = getattr(exc, "item", None)
         if isinstance(exc, errors.UnknownSpaceError):  # the client sent the field `space` (the library says `space=`)
+            from .sources.common import example_value
+
             given = getattr(exc, "given", None)
-            said = f"space {given!r} {exc.detail}" if given is not None else str(exc)
+            said = f"space {example_value(given)} {exc.detail}" if given is not None else str(exc)  # a long one cut
             return answer(status, "not_found", scrub(said), "space")
         if isinstance(exc, errors.DimensionError) and field != "vector":
             # only a query vector is the client's: any other dimension that disagrees is the index's, out of step
@@ -1486,6 +1488,9 @@ def find_arguments(body: dict) -> dict:
     checks the rest (types, filters, names) and says what is wrong."""
     import difflib
 
+    from .find import _some
+    from .sources.common import example_value
+
     if not isinstance(body, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object", None)
     unknown = sorted(set(body) - set(FIND_FIELDS))
@@ -1495,8 +1500,8 @@ def find_arguments(body: dict) -> dict:
         ours = (_FIND_SYNONYMS.get(low) or (low if low in FIND_FIELDS else None)
                 or next(iter(difflib.get_close_matches(low, FIND_FIELDS, n=1)), None))
         hint = f" (did you mean {ours!r}?)" if ours else ""
-        more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
-        raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
+        more = f" (also {_some(unknown[1:])[1:-1]})" if len(unknown) > 1 else ""  # each cut, the first few
+        raise ApiError(422, "invalid_request", f"unknown field {example_value(name)}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
     # null in an optional field (every field of the body, every filter) is the field left out, its default, as most
     # JSON APIs read it (a client serialising an unset option); before, "k": null was a 422 while "filters": null and

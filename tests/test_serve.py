@@ -1752,6 +1752,29 @@ def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
     assert "Traceback" not in proc.stderr and not (tmp_path / "home").exists()
 
 
+def test_a_long_name_or_many_names_are_quoted_cut_in_an_error(client):
+    """A long value or name the client sent (a 100,000-character `rank`, `space`, unknown field or filter) is quoted cut
+    in its error, as a long benchmark or model name is ("'bbbb...' is longer than 512 characters"), and many unknown
+    names are counted past the first few. Before, the whole value came back in the message (and again in `field`):
+    `"rank": "r" * 100000` answered 100,115 bytes, an unknown field of 100,000 characters 200,194, an unknown filter
+    300,204, 10,000 unknown filters a list of every one. Found walking the API on the 32,823-model home."""
+    long = "x" * 100000
+    cases = (({"prompts": [PROMPT], "rank": long}, 422, "rank"), ({"prompts": [PROMPT], "space": long}, 404, "space"),
+             ({"prompts": [PROMPT], long: 1}, 422, long), ({"prompts": [PROMPT], "filters": {long: 1}}, 422,
+                                                           f"filters.{long}"),
+             ({"prompts": [PROMPT], **{f"f{i}": 1 for i in range(5000)}}, 422, "f0"),
+             ({"prompts": [PROMPT], "filters": {f"f{i}": 1 for i in range(5000)}}, 422, "filters"))
+    for body, status, field in cases:
+        r = client.post("/v1/find", json=body)
+        assert r.status_code == status and r.json()["error"]["field"] == field, r.text[:300]
+        message = r.json()["error"]["message"]
+        assert len(message) < 700 and ("100,000 characters" in message or "0 more" in message or "9 more" in message), message
+    err = assert_error(client.get("/v1/models", params={"space": "x" * 5000}), 404, "not_found", "space")
+    assert len(err["message"]) < 700 and "5,000 characters" in err["message"], err["message"]
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "rank": "LCB"}), 422, "invalid_input", "rank")
+    assert err["message"] == "rank: unknown ranking 'LCB'; use one of probability, lcb"  # a short one whole
+
+
 def test_a_name_written_twice_in_the_body_is_named_not_taken_last(client):
     """`{"prompts": [...], "k": 5, "k": 50}`: JSON leaves a repeated name's meaning open and the parser kept the last,
     so the answer was for k=50 without a word. Now 422 naming it (its path inside the body), for nested objects too;
