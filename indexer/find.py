@@ -91,6 +91,7 @@ import numpy as np
 
 from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
 from .records import is_blank, name_problem, text_problem
+from .sources.common import example_value
 from .sync import gated_known, license_text
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,13 @@ def _short(value, width: int = 60) -> str:
     """``repr(value)``, its middle cut when longer than ``width`` (a number of 400 digits, said in an error)."""
     text = repr(value)
     return text if len(text) <= width else f"{text[:width // 2]}...{text[-10:]} ({len(text)} characters)"
+
+
+def _some(names: list, shown: int = 10) -> str:
+    """``names`` as a list says them, each cut as an ingest error cuts a value (``example_value``), the first
+    ``shown`` and how many more (a body of 5,000 unknown filters, or one of 100,000 characters, was quoted whole)."""
+    more = f", and {len(names) - shown:,} more" if len(names) > shown else ""
+    return f"[{', '.join(example_value(n) for n in names[:shown])}{more}]"
 
 
 def format_params(n) -> str | None:
@@ -292,8 +300,11 @@ class Filters:
             close = list(dict.fromkeys(c for c in close if c))
             hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
             # one unknown key is the item itself (as a bad value of a known one is: filters.licenses)
-            raise InputError(f"unknown filter(s) {unknown}{hint}; known: {', '.join(sorted(known))}",
-                             item=f"filters.{unknown[0]}" if len(unknown) == 1 else "filters")
+            said = f"unknown filter(s) {_some(unknown)}{hint}; known: {', '.join(sorted(known))}"
+            err = InputError(said, item=f"filters.{unknown[0]}" if len(unknown) == 1 else "filters")
+            if len(err.item) > len(example_value(err.item)):  # a long name: said once, cut (not whole, before it)
+                err.args = (said,)
+            raise err
         return cls(**data)
 
     def to_dict(self) -> dict:
@@ -611,7 +622,13 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
         if not np.isfinite(q).all():
             raise InputError("the query vector has NaN/inf entries", item="vector")
         _check_magnitude(q)
-        return q.astype(np.float32), False, None
+        q = q.astype(np.float32)
+        if not q.any():  # every model would score 0: a ranking of no meaning (entries below float32's range too)
+            raise InputError("the query vector is all zeros (as the index's 32-bit floats hold it), so every model "
+                             "scores 0 and no order means anything; send a query in the space's index form (a row as "
+                             "indexer.represent builds it, such as a benchmark's vector), or ask with prompts or a "
+                             "benchmark", item="vector")
+        return q, False, None
     t = time.perf_counter()
     enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
     X = represent.query_rows(prompts, enc.encode, space)
@@ -900,7 +917,7 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"{k_name} must be a positive integer, not {k!r}", item=k_name)
     if rank not in RANKS:
-        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
+        raise InputError(f"unknown ranking {example_value(rank)}; use one of {', '.join(RANKS)}", item="rank")
     return prompts
 
 

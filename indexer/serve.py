@@ -684,7 +684,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked. On the
         event loop (no I/O here): a sync dependency takes a worker thread, which /healthz must not wait for."""
         route = request.scope.get("route")
-        if route is None or not getattr(route, "include_in_schema", False):
+        if route is None or not (getattr(route, "include_in_schema", False) or route.path == app.openapi_url):
             return
         if (control := _control_in_path(request.scope.get("path", ""))) is not None:
             raise ApiError(422, "invalid_request", *control)
@@ -769,8 +769,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return _internal(request, exc)
         field = getattr(exc, "item", None)
         if isinstance(exc, errors.UnknownSpaceError):  # the client sent the field `space` (the library says `space=`)
+            from .sources.common import example_value
+
             given = getattr(exc, "given", None)
-            said = f"space {given!r} {exc.detail}" if given is not None else str(exc)
+            said = f"space {example_value(given)} {exc.detail}" if given is not None else str(exc)  # a long one cut
             return answer(status, "not_found", scrub(said), "space")
         if isinstance(exc, errors.DimensionError) and field != "vector":
             # only a query vector is the client's: any other dimension that disagrees is the index's, out of step
@@ -879,6 +881,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     async def _unexpected(request: Request, exc: Exception):
         return _internal(request, exc)
 
+    app.add_middleware(_Charset)  # inside the size limit, which is of the bytes sent
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
     app.add_middleware(_Head)
     if cors:  # outermost: a preflight is answered before any other middleware, every answer carries the headers
@@ -936,18 +939,22 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         (probability | lcb), ``evidence``, ``space`` (default: the configured space, as ``taskspace search``
         without ``--space``). Answers what ``taskspace search --json`` prints."""
         args = find_arguments(body)
+        written = _whole_floats(body)
         try:
-            return svc.find(**args)
+            return _echo_as_written(svc.find(**args), written)
         except (errors.InputError, errors.UnknownSpaceError) as exc:  # named as the client sent it
             one = ("prompt" if body.get("prompt") is not None else "prompts" if isinstance(body.get("prompts"), str)
                    else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
             filters = body.get("filters")
-            if isinstance(exc, errors.UnknownSpaceError) and isinstance(body.get("space"), float):
-                import json
-
-                exc.given = json.dumps(body["space"])  # 1e300 as written, not the 301-digit integer _whole made of it
+            # a number written as a float (1e300, -3.0) quoted as written, not as the integer _whole made of it (1e300:
+            # 301 digits, its tail the double's rounding)
+            if isinstance(exc, errors.UnknownSpaceError) and "space" in written:
+                exc.given = _json_said(written["space"])
+            elif exc.item in written:
+                exc.args = (re.sub(rf"(?<![\d.]){int(written[exc.item])}(?![\d.])",
+                                   lambda _: _json_said(written[exc.item]), str(exc)),)
             if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
                 exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
                 exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
@@ -1043,6 +1050,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return doc
 
     app.openapi = with_defs
+    # /openapi.json refuses a query parameter as every route of the API does (before, ?x=1 answered the document, the
+    # one route that ignored one): FastAPI's own route, which runs no dependency, is answered by a route that does
+    fastapi_doc = next(r for r in app.router.routes if getattr(r, "path", None) == app.openapi_url)
+    app.router.routes.remove(fastapi_doc)
+
+    async def openapi_doc(request: Request):
+        return await fastapi_doc.endpoint(request)
+
+    openapi_doc.__annotations__["request"] = Request  # the request, not a query parameter (see known_query_parameters)
+    app.add_api_route(app.openapi_url, openapi_doc, methods=["GET"], include_in_schema=False)
     return app
 
 
@@ -1471,6 +1488,9 @@ def find_arguments(body: dict) -> dict:
     checks the rest (types, filters, names) and says what is wrong."""
     import difflib
 
+    from .find import _some
+    from .sources.common import example_value
+
     if not isinstance(body, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object", None)
     unknown = sorted(set(body) - set(FIND_FIELDS))
@@ -1480,8 +1500,8 @@ def find_arguments(body: dict) -> dict:
         ours = (_FIND_SYNONYMS.get(low) or (low if low in FIND_FIELDS else None)
                 or next(iter(difflib.get_close_matches(low, FIND_FIELDS, n=1)), None))
         hint = f" (did you mean {ours!r}?)" if ours else ""
-        more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
-        raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
+        more = f" (also {_some(unknown[1:])[1:-1]})" if len(unknown) > 1 else ""  # each cut, the first few
+        raise ApiError(422, "invalid_request", f"unknown field {example_value(name)}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
     # null in an optional field (every field of the body, every filter) is the field left out, its default, as most
     # JSON APIs read it (a client serialising an unset option); before, "k": null was a 422 while "filters": null and
@@ -1657,6 +1677,39 @@ def _whole(value):
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+#: the integer fields of a ``/v1/find`` body (their paths) that :func:`_whole` reads from a whole float
+_WHOLE_FIELDS = ("k", "offset", "evidence", "space", "filters.min_evidence")
+
+
+def _whole_floats(body) -> dict:
+    """Path -> the float the body wrote, for each of :data:`_WHOLE_FIELDS` written as a whole float (``1e300``,
+    ``-3.0``): what an error about it quotes (:func:`_json_said`, as ``k`` and ``evidence`` over their limits are), not
+    the integer :func:`_whole` made of it (1e300: 301 digits, a number nobody wrote)."""
+    out = {}
+    for path in _WHOLE_FIELDS if isinstance(body, dict) else ():
+        parent, _, name = path.rpartition(".")
+        node = body.get(parent) if parent else body
+        value = node.get(name) if isinstance(node, dict) else None
+        if isinstance(value, float) and value.is_integer():
+            out[path] = value
+    return out
+
+
+def _echo_as_written(answer: dict, written: dict) -> dict:
+    """The answer's ``query.offset`` and ``query.filters.min_evidence`` as the body wrote them when the integer
+    :func:`_whole` made of that float is another number than the one written (``1e300`` is 10**300 plus the double's
+    rounding: echoed ``1e+300``, not 301 digits); ``1.0`` or ``1e20`` stay the integers they write."""
+    import decimal
+
+    query = answer.get("query") if isinstance(answer, dict) else None
+    for path, value in written.items():
+        parent, _, name = path.rpartition(".")
+        node = query if not parent else (query or {}).get(parent)
+        if isinstance(node, dict) and name in node and decimal.Decimal(repr(value)) != int(value):
+            node[name] = value
+    return answer
+
+
 def _not_json(error: dict, doc) -> str:
     """The message for a body the JSON parser refused: its reason, and the line and column (of ``doc``, the body's
     text) where it stopped."""
@@ -1790,6 +1843,73 @@ class _BodyLimit:
         response = JSONResponse(content, status_code=status)
         await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
         await send({"type": "http.response.body", "body": response.body})
+
+
+#: Python codecs (by their codecs.lookup name) that are no charset a client declares: backslash escapes, domain
+#: names, a table of none
+_NOT_CHARSETS = ("unicode-escape", "raw-unicode-escape", "idna", "punycode", "undefined", "charmap")
+
+
+class _Charset:
+    """ASGI middleware: a JSON body whose content-type declares a charset other than UTF-8 (``application/json;
+    charset=latin-1``, as ASP.NET Core and Spring read it) is read in that charset and handed on as UTF-8; a charset
+    this server does not know is a 415 naming it, bytes not of the declared charset a 400 naming it, the byte and
+    where. Before, every body was read as UTF-8 whatever it declared. Inside :class:`_BodyLimit`: the limit is of the
+    bytes sent."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] == "GET":
+            return await self.app(scope, receive, send)
+        headers = list(scope.get("headers") or [])
+        ctype = dict(headers).get(b"content-type", b"").decode("latin-1")
+        main, *params = [part.strip() for part in ctype.split(";")]
+        charset = next((value.strip().strip('"') for name, _, value in (p.partition("=") for p in params)
+                        if name.strip().lower() == "charset"), None)
+        if not charset or not (main.lower() == "application/json" or main.lower().endswith("+json")):
+            return await self.app(scope, receive, send)
+        import codecs
+
+        try:
+            info = codecs.lookup(charset)
+            known = info._is_text_encoding and info.name not in _NOT_CHARSETS
+        except LookupError:
+            known = False
+        if not known:
+            return await _BodyLimit._send(send, 415, error_body(
+                "unsupported_media_type", f"the body's content-type declares charset={charset}, which this server does "
+                "not read: send the JSON as UTF-8 (content-type: application/json)", "content-type"))
+        if info.name == "utf-8":
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        try:
+            body = raw.decode(info.name).encode("utf-8")
+        except UnicodeDecodeError as exc:
+            return await _BodyLimit._send(send, 400, error_body(
+                "invalid_json", f"the request body is not {charset} as its content-type declares (charset={charset}; "
+                f"{exc.reason} 0x{raw[exc.start]:02x} at byte {exc.start}); send the JSON as UTF-8 (content-type: "
+                "application/json)"))
+        scope = {**scope, "headers": [(k, v) for k, v in headers if k not in (b"content-type", b"content-length")]
+                 + [(b"content-type", f"{main}; charset=utf-8".encode()), (b"content-length", str(len(body)).encode())]}
+        sent = False
+
+        async def decoded():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, decoded, send)
 
 
 #: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows

@@ -383,6 +383,33 @@ def test_an_evidence_or_a_space_written_as_a_large_float_is_quoted_as_written(cl
                                                                                   "k": 2}).json()
 
 
+def test_every_integer_field_written_as_a_large_float_is_quoted_as_written(client):
+    """Every integer field of a /v1/find body written as a whole float (`1e300`, `-1e300`, `-3.0`) is quoted as the body
+    wrote it, in an error and in the answer's `query`, as `k`, `evidence` and `space` are: before, `"offset": 1e300`
+    and `"filters": {"min_evidence": 1e300}` answered 200 with the 301-digit integer the float became in `query`
+    ("offset": 10000000000000000525047...), and `"offset": -1e300` (k, evidence, min_evidence) was "offset must be a
+    non-negative integer, not -1000000000000000052504..." (a number nobody wrote, its tail the double's rounding).
+    Found walking the API on the 32,823-model home."""
+    for field, value, said in (("offset", -1e300, "-1e+300"), ("k", -1e300, "-1e+300"), ("evidence", -1e300, "-1e+300"),
+                               ("offset", -3.0, "-3.0"), ("filters.min_evidence", -1e300, "-1e+300")):
+        body = {"prompts": [PROMPT]}
+        if field.startswith("filters."):
+            body["filters"] = {field.split(".")[1]: value}
+        else:
+            body[field] = value
+        err = assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field)
+        assert err["message"].endswith(f"not {said}"), err
+        assert len(err["message"]) < 200, err
+    big = client.post("/v1/find", json={"prompts": [PROMPT], "offset": 1e300, "k": 2})
+    assert big.status_code == 200 and big.json()["results"] == [] and big.json()["query"]["next_offset"] is None
+    assert '"offset":1e+300' in big.text and "100000000000000005" not in big.text, big.text[:300]
+    few = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"min_evidence": 1e300}, "k": 2})
+    assert few.status_code == 200 and few.json()["results"] == [], few.text[:300]
+    assert '"min_evidence":1e+300' in few.text and "100000000000000005" not in few.text, few.text[:300]
+    whole = client.post("/v1/find", json={"prompts": [PROMPT], "offset": 1.0, "k": 2}).json()  # a small whole float
+    assert whole["query"]["offset"] == 1 and isinstance(whole["query"]["offset"], int)  # is the integer it writes
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
@@ -806,6 +833,23 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     assert "limit must" in err["message"] and "offset must" in err["message"]  # every problem, not the first and a count
 
 
+def test_the_openapi_document_refuses_a_query_parameter_as_every_api_route_does(client):
+    """`GET /openapi.json?x=1` is the 422 `/healthz?x=1` and `/v1/benchmarks?x=1` are, naming `x` and saying the route
+    takes no query parameters (HEAD too); before, 200 and the document, the one route of the API that ignored a query
+    parameter without a word. The page `/` and its files still take their own."""
+    doc = client.get("/openapi.json")
+    assert doc.status_code == 200 and doc.json()["paths"]["/v1/find"] and doc.headers["content-type"] == "application/json"
+    for method in ("GET", "HEAD"):
+        r = client.request(method, "/openapi.json", params={"x": 1})
+        assert r.status_code == 422, (method, r.text)
+    err = assert_error(client.get("/openapi.json", params={"x": 1}), 422, "invalid_request", "x")
+    assert err["message"] == "unknown query parameter(s) ['x']; /openapi.json takes no query parameters", err
+    assert client.head("/openapi.json").status_code == 200
+    assert client.get("/openapi.json").json() == doc.json()
+    assert_error(client.post("/openapi.json"), 405, "method_not_allowed", None, says="it takes GET, HEAD")
+    assert client.get("/static/app.js", params={"v": 2}).status_code == 200
+
+
 def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(client):
     """A vector of huge finite numbers ([1e308] * dim, or entries whose length passes float32's largest): before, a
     422 whose field was the space's name ("query vector has NaN/inf entries", the store's check after the cast to
@@ -824,6 +868,25 @@ def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(
             find_models(vector=vector, store=svc.store, vectors=svc.vectors)
         assert got.value.item == "vector"
     assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
+
+
+def test_an_all_zero_query_vector_is_an_input_error_naming_vector(client):
+    """A query vector of zeros (or of entries too small for the index's 32-bit floats, which become zeros) scores
+    every model 0: before, a 200 ranking of the index in an order of no meaning (every score 0, every probability the
+    same). Now a 422 naming `vector`, saying what it sent and what to send; the same from the Python API."""
+    from indexer.errors import InputError
+    from indexer.find import find_models
+
+    svc = client.service
+    dim = svc.store.list_spaces()[0].dim
+    for vector in ([0.0] * dim, [0] * dim, [1e-320] + [0.0] * (dim - 1), [-0.0] * dim):
+        err = assert_error(client.post("/v1/find", json={"vector": vector}), 422, "invalid_input", "vector",
+                           says="zero")
+        assert "index form" in err["message"], err["message"]
+        with pytest.raises(InputError, match="zero") as got:
+            find_models(vector=vector, store=svc.store, vectors=svc.vectors)
+        assert got.value.item == "vector"
+    assert client.post("/v1/find", json={"vector": [0.0] * (dim - 1) + [1e-3]}).status_code == 200  # one entry
 
 
 def test_an_integer_past_float_range_is_an_input_error_not_a_500(client):
@@ -905,6 +968,36 @@ def test_a_body_that_is_not_utf8_is_named_with_its_byte_and_what_to_send(encoder
         assert "send the JSON encoded as UTF-8" in err["message"] and "nested" not in err["message"]
         assert_error(c.post("/v1/find", content=b"[" * 50000 + b"]" * 50000, headers={"content-type": "application/json"}),
                      400, "invalid_json", says="nested too deeply")  # the other parse failure keeps its message
+
+
+def test_a_body_in_a_declared_charset_is_read_in_it_or_the_charset_named(client):
+    """A body whose content-type declares a charset other than UTF-8 (`application/json; charset=latin-1`, as
+    ASP.NET Core and Spring read it) is read in that charset: the answer is the one its text sent as UTF-8 gets.
+    Before, it was read as UTF-8 whatever it declared: "not UTF-8 JSON (invalid continuation byte 0xe9 ...)" for a
+    Latin-1 "café", and a Latin-1 body whose bytes happen to be UTF-8 ("cafÃ©") read as another text without a word.
+    A charset this server does not know is a 415 naming it; bytes that are not of the declared charset a 400 naming
+    it, the byte and where."""
+    text = json.dumps({"prompts": ["café menu", "Ã© 5 €"], "k": 2}, ensure_ascii=False)
+    want = client.post("/v1/find", content=text.encode("utf-8"), headers={"content-type": "application/json"})
+    assert want.status_code == 200, want.text
+    for charset, coding in (("latin-1", "latin-1"), ('"ISO-8859-1"', "latin-1"), ("windows-1252", "cp1252"),
+                            ("UTF-16", "utf-16"), ("utf-8", "utf-8")):
+        if "€" in text and coding == "latin-1":
+            sent = text.replace("€", "E")
+            base = client.post("/v1/find", content=sent.encode(), headers={"content-type": "application/json"}).json()
+        else:
+            sent, base = text, want.json()
+        got = client.post("/v1/find", content=sent.encode(coding),
+                          headers={"content-type": f"application/json; charset={charset}"})
+        assert got.status_code == 200 and got.json() == base, (charset, got.text[:300])
+    for charset in ("foo", "base64", "unicode_escape"):
+        err = assert_error(client.post("/v1/find", content=text.encode(), headers={
+            "content-type": f"application/json; charset={charset}"}), 415, "unsupported_media_type", "content-type")
+        assert f"charset={charset}" in err["message"] and "UTF-8" in err["message"], err
+    body = text.encode("utf-8")
+    err = assert_error(client.post("/v1/find", content=body, headers={"content-type": "application/json; charset=ascii"}),
+                       400, "invalid_json")
+    assert "charset=ascii" in err["message"] and f"0xc3 at byte {body.index(0xc3)}" in err["message"], err
 
 
 def test_a_streamed_body_over_the_limit_is_said_to_be_at_least_what_was_read(encoder):
@@ -1657,6 +1750,29 @@ def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
                           env={**__import__("os").environ, "TASKSPACE_HOME": str(tmp_path / "home")})
     assert proc.returncode == 2 and "--cors-origin 'https://app.example.org/' is not an origin" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "home").exists()
+
+
+def test_a_long_name_or_many_names_are_quoted_cut_in_an_error(client):
+    """A long value or name the client sent (a 100,000-character `rank`, `space`, unknown field or filter) is quoted cut
+    in its error, as a long benchmark or model name is ("'bbbb...' is longer than 512 characters"), and many unknown
+    names are counted past the first few. Before, the whole value came back in the message (and again in `field`):
+    `"rank": "r" * 100000` answered 100,115 bytes, an unknown field of 100,000 characters 200,194, an unknown filter
+    300,204, 10,000 unknown filters a list of every one. Found walking the API on the 32,823-model home."""
+    long = "x" * 100000
+    cases = (({"prompts": [PROMPT], "rank": long}, 422, "rank"), ({"prompts": [PROMPT], "space": long}, 404, "space"),
+             ({"prompts": [PROMPT], long: 1}, 422, long), ({"prompts": [PROMPT], "filters": {long: 1}}, 422,
+                                                           f"filters.{long}"),
+             ({"prompts": [PROMPT], **{f"f{i}": 1 for i in range(5000)}}, 422, "f0"),
+             ({"prompts": [PROMPT], "filters": {f"f{i}": 1 for i in range(5000)}}, 422, "filters"))
+    for body, status, field in cases:
+        r = client.post("/v1/find", json=body)
+        assert r.status_code == status and r.json()["error"]["field"] == field, r.text[:300]
+        message = r.json()["error"]["message"]
+        assert len(message) < 700 and ("100,000 characters" in message or "0 more" in message or "9 more" in message), message
+    err = assert_error(client.get("/v1/models", params={"space": "x" * 5000}), 404, "not_found", "space")
+    assert len(err["message"]) < 700 and "5,000 characters" in err["message"], err["message"]
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "rank": "LCB"}), 422, "invalid_input", "rank")
+    assert err["message"] == "rank: unknown ranking 'LCB'; use one of probability, lcb"  # a short one whole
 
 
 def test_a_name_written_twice_in_the_body_is_named_not_taken_last(client):
