@@ -1426,3 +1426,32 @@ def test_an_empty_json_object_line_is_one_error_saying_so_as_a_line_of_null_is(t
     (tmp_path / "prompts.json").write_text(f"[\n  {rows[0]},\n  {{}},\n  {rows[1]}\n]\n")
     assert errors_of(read_source(tmp_path))[0] == ("prompts.json", 3, f"item 2 is {said}: remove it, or write the "
                                                                       "row's fields into it")
+
+
+@pytest.mark.parametrize("ext", ["csv", "csv.gz", "tsv"])
+def test_an_outcomes_file_mixing_line_ends_reads_as_the_line_exact_reader_reads_it(tmp_path, ext):
+    """A lone CR (``\\r`` not followed by ``\\n``) in an outcomes file whose first line ends with a line feed is part of
+    its line on both paths. Before, the fast path (pyarrow) ended a line there and fell back to the line-exact reader
+    only when the field count broke: `m1,p1,1\\rm1,p2,0` (a file mixing both line ends) was two rows stored without a
+    word, while one more malformed row elsewhere in the file made it one row of 5 fields, rejected: the same line read
+    two ways by what else the file held. Now it is rejected on both, its error saying what the line holds and what to
+    do; a file whose lines all end with a lone CR (classic Mac OS) still reads as rows."""
+    write_prompts(tmp_path)
+    sep = "\t" if ext == "tsv" else ","
+    name = f"outcomes.{ext}"
+
+    def write(text):
+        data = text.replace(",", sep).encode()
+        (tmp_path / name).write_bytes(gzip.compress(data) if ext.endswith(".gz") else data)
+
+    said = ("malformed CSV row: 5 fields, the header has 3; the line holds a carriage return (\\r) not followed by a "
+            "line feed, which ends no line in a file whose first line ends with a line feed: if it was meant to end "
+            "one, end every line of the file with \\n (or \\r\\n)")
+    for extra in ("", "m2,p9\n"):
+        write("model,prompt_id,correct\nm1,p1,1\rm1,p2,0\nm1,p3,1\n" + extra)
+        batch = read_source(tmp_path)
+        assert [(o.model, o.prompt_id) for o in batch.iter_outcomes()] == [("m1", "p3")]
+        assert errors_of(batch)[0] == (name, 2, said)
+    write("model,prompt_id,correct\rm1,p1,1\rm1,p2,0\rm1,p3,1\r")
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and len(list(batch.iter_outcomes())) == 3

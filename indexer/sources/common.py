@@ -379,6 +379,12 @@ def add_read_failure(errors: ErrorLog, fname: str, line: int | None, exc: BaseEx
 #: does hold it keeps its lone CR, read as before), given back as ``\r`` in the fields: see :class:`_Lines`
 _LONE_CR = "\ufdd0"
 
+#: what a malformed CSV row holding a lone carriage return is told (its field count broke there: a file mixing line
+#: ends, `\r` after some rows and `\n` after others)
+_LONE_CR_SAID = ("the line holds a carriage return (\\r) not followed by a line feed, which ends no line in a file whose "
+                "first line ends with a line feed: if it was meant to end one, end every line of the file with \\n (or "
+                "\\r\\n)")
+
 
 def _line_end(text: str) -> str:
     """The line ending ``text`` (a line as a universal-newline reader gives it) ends with: ``\r\n``, ``\n``, ``\r``
@@ -586,8 +592,9 @@ class CsvRecords:
                                 "and reading goes on at the next line", self.PROBLEM)
                 self._resume(taken[1:])
             else:
+                lone = "; " + _LONE_CR_SAID if self._lines.held and _LONE_CR in taken[0][1] else ""
                 self.errors.add(self.fname, line, f"malformed CSV row: {len(rec)} fields, the header has "
-                                f"{self.n_fields}", self.PROBLEM)
+                                f"{self.n_fields}{lone}", self.PROBLEM)
 
 
 #: what a table file may be separated by instead of its extension's separator (a spreadsheet in a locale whose decimal
@@ -1053,6 +1060,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         with _open_text(path) as f:
             records = CsvRecords(f, fname, probe, delim)
             header = records.header()
+            cr_ends = bool(records._lines.cr_ends)
     except READ_ERRORS as exc:
         add_read_failure(errors, fname, None, exc, hint=f"; is it truncated or not {ext}?")
         return
@@ -1074,9 +1082,12 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         bad_rows.append(row)
         return "skip"
 
+    # pyarrow ends a line at every lone CR (`\r` not followed by `\n`); the line-exact reader only in a file whose first
+    # line ends with one: elsewhere such a file is read by the line-exact reader, as a malformed row is
+    watch = None if cr_ends else _LoneCrWatch(pa.input_stream(path))
     try:
         reader = pacsv.open_csv(
-            path,
+            path if watch is None else watch,
             read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE),
             parse_options=pacsv.ParseOptions(delimiter=delim, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=False),
@@ -1084,7 +1095,8 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         row = 0
         last_row: list = []
         for batch in reader:
-            if bad_rows or _holds_header(batch, header):  # the line-exact reader reports a repeated header line
+            if bad_rows or (watch is not None and watch.lone) or _holds_header(batch, header):  # (the line-exact
+                # reader reports a repeated header line)
                 bad_rows.append(None)
                 break
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)  # provisional: csv_record_lines
@@ -1096,14 +1108,53 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         # a quote that never closes takes the rest of the file into the last record's field (pyarrow, like csv, reads
         # it so): a last record with a line break in a field is read again by the Python reader, which tells
-        if any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row) or _last_line_quotes(path):
+        if (any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row) or _last_line_quotes(path)
+                or (watch is not None and watch.lone)):
             bad_rows.append(None)
     except (pa.ArrowInvalid, *READ_ERRORS):
         bad_rows.append(None)
+    finally:
+        if watch is not None:
+            watch.close()
     if not bad_rows:
         return
     yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
+
+
+class _LoneCrWatch(io.RawIOBase):
+    """A binary stream (``raw``: the file as pyarrow opens it, decompressed) passed on as it is read, noting in
+    ``lone`` whether it held a lone carriage return (``\r`` not followed by ``\n``; one ending the file ends its last
+    line on both paths). Two counts of each block: the fast CSV path stays fast."""
+
+    def __init__(self, raw):
+        super().__init__()
+        self._raw = raw
+        self._cr = False  # the last block read ended with a CR
+        self.lone = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        if data and not self.lone:
+            if self._cr and data[:1] != b"\n":
+                self.lone = True
+            self._cr = data[-1:] == b"\r"
+            body = data[:-1] if self._cr else data
+            if (n := body.count(b"\r")) and n != body.count(b"\r\n"):
+                self.lone = True
+        return data
+
+    def readinto(self, buf) -> int:
+        data = self.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def _cells_not_all_blank(batch):
