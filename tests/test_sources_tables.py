@@ -1455,3 +1455,28 @@ def test_an_outcomes_file_mixing_line_ends_reads_as_the_line_exact_reader_reads_
     write("model,prompt_id,correct\rm1,p1,1\rm1,p2,0\rm1,p3,1\r")
     batch = read_source(tmp_path)
     assert batch.errors == [] and len(list(batch.iter_outcomes())) == 3
+
+
+@pytest.mark.parametrize("ext", ["csv", "tsv"])
+def test_a_row_ending_with_an_empty_field_past_the_header_says_to_remove_the_trailing_separator(tmp_path, ext):
+    """`m1,p1,1,` under `model,prompt_id,correct` (a script that writes a separator after every value): the row has a
+    field more than the header and is rejected at its line as before, its error now saying the extra fields are empty
+    and what to do (remove the trailing separator, or end the header with as many, which reads: empty header cells
+    name no column). Before, `malformed CSV row: 4 fields, the header has 3` said nothing of why or what to do."""
+    write_prompts(tmp_path)
+    sep = "\t" if ext == "tsv" else ","
+    word = "tab" if ext == "tsv" else "comma"
+    rows = "m1,p1,1,\nm1,p2,0,,\nm1,p3,1,x\n"
+    (tmp_path / f"outcomes.{ext}").write_text(("model,prompt_id,correct\n" + rows).replace(",", sep))
+    assert errors_of(read_source(tmp_path)) == [
+        (f"outcomes.{ext}", 2, f"malformed CSV row: 4 fields, the header has 3; the 1 past the header's is empty (a "
+                               f"{word} ending the line?): remove the trailing {word}, or end the header line with as many"),
+        (f"outcomes.{ext}", 3, f"malformed CSV row: 5 fields, the header has 3; the 2 past the header's are empty (a "
+                               f"{word} ending the line?): remove the trailing {word}s, or end the header line with as "
+                               "many"),
+        (f"outcomes.{ext}", 4, "malformed CSV row: 4 fields, the header has 3"),
+    ]
+    (tmp_path / f"outcomes.{ext}").write_text(("model,prompt_id,correct,,\n" + rows).replace(",", sep))
+    batch = read_source(tmp_path)  # the header ended with as many as a row has: that row reads
+    assert [(o.prompt_id, o.score) for o in batch.iter_outcomes()] == [("p2", 0.0)]
+    assert [e[:2] for e in errors_of(batch)] == [(f"outcomes.{ext}", 2), (f"outcomes.{ext}", 4)]

@@ -592,9 +592,17 @@ class CsvRecords:
                                 "and reading goes on at the next line", self.PROBLEM)
                 self._resume(taken[1:])
             else:
-                lone = "; " + _LONE_CR_SAID if self._lines.held and _LONE_CR in taken[0][1] else ""
+                if self._lines.held and _LONE_CR in taken[0][1]:
+                    why = "; " + _LONE_CR_SAID
+                elif len(rec) > self.n_fields and not any(f.strip() for f in rec[self.n_fields:]):
+                    k = len(rec) - self.n_fields  # `m1,p1,1,`: a script that ends every value with a separator
+                    sep = "tab" if self.delimiter == "\t" else "comma"
+                    why = (f"; the {k} past the header's {'is' if k == 1 else 'are'} empty (a {sep} ending the line?): "
+                           f"remove the trailing {sep}{'' if k == 1 else 's'}, or end the header line with as many")
+                else:
+                    why = ""
                 self.errors.add(self.fname, line, f"malformed CSV row: {len(rec)} fields, the header has "
-                                f"{self.n_fields}{lone}", self.PROBLEM)
+                                f"{self.n_fields}{why}", self.PROBLEM)
 
 
 #: what a table file may be separated by instead of its extension's separator (a spreadsheet in a locale whose decimal
