@@ -1480,3 +1480,25 @@ def test_a_row_ending_with_an_empty_field_past_the_header_says_to_remove_the_tra
     batch = read_source(tmp_path)  # the header ended with as many as a row has: that row reads
     assert [(o.prompt_id, o.score) for o in batch.iter_outcomes()] == [("p2", 0.0)]
     assert [e[:2] for e in errors_of(batch)] == [(f"outcomes.{ext}", 2), (f"outcomes.{ext}", 4)]
+
+
+def test_a_trailing_comma_in_json_is_said_as_such_with_what_to_do(tmp_path):
+    """A comma before a closing `]` or `}` (a hand edit, a JavaScript or Python literal pasted as JSON): JSON allows
+    none, so the line (JSON lines) or the file (a `.json` array) is still rejected, its error now saying where the comma
+    is and to remove it. Before, Python's "Expecting value at column 1" / "Expecting property name enclosed in double
+    quotes", which named neither the comma nor the fix."""
+    said = "(a comma before the closing '{}', which JSON does not allow: remove that comma)"
+    (tmp_path / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q1?",}\n'
+                                            '{"prompt_id": "p2", "benchmark": "b", "text": "Q2?"}\n')
+    (tmp_path / "outcomes.json").write_text('[{"model": "m1", "prompt_id": "p1", "correct": 1},\n'
+                                            ' {"model": "m1", "prompt_id": "p2", "correct": 0},\n]\n')
+    got = errors_of(read_source(tmp_path))
+    assert got[0] == ("prompts.jsonl", 1, "malformed JSON line: Expecting property name enclosed in double quotes at "
+                                          f"column 53 {said.format('}')}; the line is skipped: fix it, or export or copy "
+                                          "the file again"), got
+    assert got[1] == ("outcomes.json", 3, f"malformed JSON: Expecting value at column 1 {said.format(']')}; the file is "
+                                          "skipped: fix it, or copy or download it again"), got
+    (tmp_path / "outcomes.json").write_text('[{"model": "m1", "prompt_id": "p2", "correct": 0}]\n')
+    assert errors_of(read_source(tmp_path)) == [got[0]]  # a comma that is no trailing one: no such word
+    (tmp_path / "prompts.jsonl").write_text('{"prompt_id": "p1",, "benchmark": "b", "text": "Q1?"}\n')
+    assert "comma before the closing" not in errors_of(read_source(tmp_path))[0][2]

@@ -645,6 +645,15 @@ def _fingerprint(paths: list[Path]) -> str:
 # --------------------------------------------------------------------------------------- prompts
 
 
+def trailing_comma(text: str, exc: json.JSONDecodeError) -> str:
+    """What a JSON document that fails at a closing ``]``/``}`` right after a comma (``[{...},]``, ``{"a": 1,}``: what
+    a hand edit, a JavaScript or Python literal leaves) is told: JSON allows no comma there, remove it; "" otherwise."""
+    close = text[exc.pos:exc.pos + 1]
+    if close not in ("]", "}") or not text[:exc.pos].rstrip().endswith(","):
+        return ""
+    return f" (a comma before the closing '{close}', which JSON does not allow: remove that comma)"
+
+
 def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
     """The error of a JSON line that does not parse: where on the line, and what to do. A line holding NUL bytes (the
     zeros a crash or an interrupted copy leaves where the data was to be) says so; a line that breaks off before its
@@ -656,7 +665,7 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
     # (not exc.colno: past the line's own line break, that is column 1 of the next line; at most just past its end)
     col = min(exc.pos, len(raw.rstrip("\r\n"))) + 1
     where = f"{exc.msg} column {col}" if exc.msg.endswith(" at") else f"{exc.msg} at column {col}"
-    return (f"malformed JSON line: {where}"
+    return (f"malformed JSON line: {where}{trailing_comma(raw, exc)}"
             + ("; the line breaks off before its end (a file still being written, or cut short?)" if cut else "")
             + "; the line is skipped: fix it, or export or copy the file again")
 
@@ -691,7 +700,7 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
                 return
             where = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else f"{exc.msg} at column {exc.colno}"
             cut = text.strip() and not text.rstrip().endswith("]")  # a JSON array's file ends with its bracket
-            errors.add(fname, exc.lineno, f"malformed JSON: {where}"
+            errors.add(fname, exc.lineno, f"malformed JSON: {where}{trailing_comma(text, exc)}"
                        + ("; the file breaks off before its end (a copy or download cut short, or still being "
                           "written?)" if cut else "") + "; the file is skipped: fix it, or copy or download it again")
             return
