@@ -1502,3 +1502,33 @@ def test_a_trailing_comma_in_json_is_said_as_such_with_what_to_do(tmp_path):
     assert errors_of(read_source(tmp_path)) == [got[0]]  # a comma that is no trailing one: no such word
     (tmp_path / "prompts.jsonl").write_text('{"prompt_id": "p1",, "benchmark": "b", "text": "Q1?"}\n')
     assert "comma before the closing" not in errors_of(read_source(tmp_path))[0][2]
+
+
+def test_a_parquet_binary_column_of_names_or_ids_reads_its_utf8_values_and_skips_the_others_at_their_row(tmp_path):
+    """A Parquet outcomes file whose model or prompt_id column is binary (pandas writes a column of bytes objects so)
+    reads every value that is UTF-8 text; one that is not costs its row, an error at its row saying so and what to do
+    (in a matrix once, not once per prompt column). A prompts file's binary text column says it is binary data and
+    to write it as a string column. Before, one value that was not UTF-8 failed the whole source: "ArrowInvalid:
+    Invalid UTF8 payload (an unexpected error: please report it)"; a prompt's text was "a bytes"."""
+    write_prompts(tmp_path)
+    binary = pa.binary()
+    pq.write_table(pa.table({"model": pa.array([b"m1", b"m\xff", b"m1"], binary),
+                             "prompt_id": pa.array([b"p1", b"p2", b"p\xfe3"], binary), "correct": [1, 0, 1]}),
+                   tmp_path / "outcomes.parquet")
+    batch = read_source(tmp_path)
+    assert [(o.model, o.prompt_id) for o in batch.iter_outcomes()] == [("m1", "p1")]
+    said = "is not UTF-8 text; the row is skipped (a binary column: write it as a column of UTF-8 strings)"
+    assert errors_of(batch) == [("outcomes.parquet", 2, f"model b'm\\xff' {said}"),
+                                ("outcomes.parquet", 3, f"prompt_id b'p\\xfe3' {said}")]
+    (tmp_path / "outcomes.parquet").unlink()
+    pq.write_table(pa.table({"model": pa.array([b"m1", b"m\xff"], binary), "p1": [1, 0], "p2": [0, 1]}),
+                   tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    assert sorted((o.model, o.prompt_id) for o in batch.iter_outcomes()) == [("m1", "p1"), ("m1", "p2")]
+    assert errors_of(batch) == [("matrix.parquet", 2, f"model b'm\\xff' {said}")]
+    (tmp_path / "prompts.jsonl").unlink()
+    pq.write_table(pa.table({"prompt_id": ["p1", "p2"], "benchmark": ["b", "b"], "text": pa.array([b"Q1?", b"Q2?"], binary)}),
+                   tmp_path / "prompts.parquet")
+    assert errors_of(read_source(tmp_path))[0] == (
+        "prompts.parquet", 1, "text is binary data (a Parquet binary column: write it as a string column), not a string; "
+                              "the prompt is skipped")

@@ -77,6 +77,8 @@ def json_kind(value) -> str:
         return "an object"
     if isinstance(value, (list, tuple)):
         return "a list"
+    if isinstance(value, (bytes, bytearray)):  # (before, "a bytes")
+        return "binary data (a Parquet binary column: write it as a string column)"
     return f"a {type(value).__name__}"
 
 
