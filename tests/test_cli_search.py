@@ -317,3 +317,17 @@ def test_an_eps_that_drops_every_component_is_refused_by_index_and_a_space_built
     assert (f"error: space {space_name(space)}: eps 1e+09 drops every component of every model, whatever the prompts: "
             "the 10 stored prompts' embeddings (each of length 1) have a largest singular value of at most 3.162" in said), said
     assert f"`taskspace spaces drop {space_name(space)} --force`" in said, said
+
+
+def test_search_eps_is_a_usage_error_saying_eps_is_how_a_space_is_built(capsys):
+    """`taskspace search --eps 1e9` (and `--lambda`, on search or models): no such option, exit 2, as before, now saying
+    where eps is set (TASKSPACE_EPS for `taskspace index`, a space per value) and where values are compared
+    (`evaluate --eps`); before, "No such option: --eps (Possible options: --help, --top)" alone."""
+    code, _, err = cli(capsys, "--eps", "1e9", "a question")
+    said = " ".join(err.split())
+    assert code == 2 and said.startswith("error: taskspace search: No such option: --eps"), said
+    assert said.endswith("; eps is how a space is built, not a query's: set TASKSPACE_EPS for `taskspace index` (a "
+                         "space per value; --space picks one), or compare values with `taskspace evaluate DATA --eps "
+                         "X`"), said
+    code, _, err = run_cli(capsys, "models", "--lambda", "3")
+    assert code == 2 and "lambda is how a space is built, not a query's: set TASKSPACE_LAMBDA" in err, err
