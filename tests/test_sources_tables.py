@@ -1532,3 +1532,27 @@ def test_a_parquet_binary_column_of_names_or_ids_reads_its_utf8_values_and_skips
     assert errors_of(read_source(tmp_path))[0] == (
         "prompts.parquet", 1, "text is binary data (a Parquet binary column: write it as a string column), not a string; "
                               "the prompt is skipped")
+
+
+def test_a_table_file_holding_the_other_format_than_its_name_says_is_one_error_saying_so(tmp_path):
+    """JSON lines saved as `outcomes.csv` (or `.tsv`, or a prompts file) and CSV saved as `outcomes.jsonl`: one error at
+    line 1 saying what the file holds and how to name it; nothing of it is read. Before, the JSON read as a matrix whose
+    prompt ids were pieces of the JSON ("prompt_id 'prompt_id:\\"p1\\"' is not in the prompts file"), a one-line JSON
+    prompts.csv was "empty prompts file: no rows", and CSV named .jsonl was an error per line saying each "breaks off
+    before its end (a file still being written, or cut short?)"."""
+    write_prompts(tmp_path)
+    rows = '{"model": "m1", "prompt_id": "p1", "correct": 1}\n{"model": "m1", "prompt_id": "p2", "correct": 0}\n'
+    json_said = ("line 1 is JSON, not a {} header: the file holds JSON; name it .jsonl (one JSON object a line) or .json "
+                 "(one JSON array); nothing of it is read")
+    for ext in ("csv", "tsv"):
+        (tmp_path / f"outcomes.{ext}").write_text(rows)
+        assert errors_of(read_source(tmp_path)) == [(f"outcomes.{ext}", 1, json_said.format(ext.upper()))]
+        (tmp_path / f"outcomes.{ext}").unlink()
+    (tmp_path / "outcomes.jsonl").write_text("model,prompt_id,correct\nm1,p1,1\nm1,p2,0\n")
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.jsonl", 1, "line 1, 'model,prompt_id,correct', is no JSON but a header of names separated by "
+                              "commas: the file seems to be CSV; name it outcomes.csv; nothing of it is read")]
+    (tmp_path / "outcomes.jsonl").write_text(rows)
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.csv").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q1?"}\n')
+    assert errors_of(read_source(tmp_path))[0] == ("prompts.csv", 1, json_said.format("CSV"))

@@ -619,6 +619,13 @@ def separator_problem(header: list[str], delimiter: str) -> str | None:
     A first line that is Excel's separator hint (``sep=,``, ``sep=;``) is said as such: before, ``sep=,`` was a header
     of two columns ("malformed CSV row: 3 fields, the header has 2" on every row) and ``sep=;`` "separated by
     semicolons"."""
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    if header and str(header[0]).lstrip("\ufeff \t").startswith(("{", "[")) and any(":" in str(h) for h in header):
+        # JSON lines named .csv (`df.to_json(lines=True)` saved as outcomes.csv): before, read as a matrix whose prompt
+        # ids were pieces of the JSON ("prompt_id 'prompt_id:\"p1\"' is not in the prompts file"), or, for a prompts
+        # file of one line, "empty prompts file: no rows"
+        return (f"line 1 is JSON, not a {kind} header: the file holds JSON; name it .jsonl (one JSON object a line) or "
+                ".json (one JSON array); nothing of it is read")
     if header and len(header) <= 2 and str(header[0]).strip().lower().startswith("sep=") and len(str(header[0]).strip()) <= 5 \
             and not any(str(h).strip() for h in header[1:]):
         shown = str(header[0]).strip() + (delimiter if len(header) == 2 else "")
@@ -739,6 +746,13 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
             if first and raw.strip() in ("{", "["):  # a JSON line is never a lone brace: one pretty-printed document
                 errors.add(fname, i, _one_document(raw.lstrip() + f.read(), i))  # (before: an error per line, 20 shown)
                 return
+            if first and (sep := _csv_header(raw)) is not None:  # CSV named .jsonl: before, every line "malformed
+                # JSON line ...; the line breaks off before its end (a file still being written, or cut short?)"
+                errors.add(fname, i, f"line {i}, {example_value(raw.strip())}, is no JSON but a header of names "
+                           f"separated by {sep}: the file seems to be {'TSV' if sep == 'tabs' else 'CSV'}; name it "
+                           f"{Path(fname).name.split('.')[0]}.{'tsv' if sep == 'tabs' else 'csv'}; nothing of it is "
+                           "read")
+                return
             errors.add(fname, i, malformed_line(raw, exc), "malformed JSON lines")
             first = False
             continue
@@ -789,6 +803,20 @@ def _repeated_keys(raw: str) -> list[str]:
 
     json.loads(raw, object_pairs_hook=pairs)
     return twice
+
+
+_HEADER_NAME = re.compile(r'\s*"?[A-Za-z_][\w .\-/]*"?\s*')
+
+
+def _csv_header(line: str) -> str | None:
+    """``"commas"`` or ``"tabs"`` when the first line of a JSON-lines file, which does not parse, is a CSV/TSV header
+    (names, at least two, separated so: ``model,prompt_id,correct``); None otherwise."""
+    text = line.strip()
+    for sep, name in (("\t", "tabs"), (",", "commas")):
+        parts = text.split(sep)
+        if len(parts) >= 2 and all(_HEADER_NAME.fullmatch(p) for p in parts):
+            return name
+    return None
 
 
 def _stray_first_line(line: str) -> bool:
