@@ -885,6 +885,10 @@ def _usage_error(exc) -> int:
         hint = f"; {name} is an option of taskspace itself: put it before the command, {run}"
     elif name in _COUNT_OPTIONS.get(where, ())[:2]:  # before, only "No such option: -n"
         hint = f"; {where} takes how many models as {_COUNT_OPTIONS[where][2]}"
+    elif name in ("--eps", "--lambda"):  # `search --eps 1e9`: before, "(Possible options: --help, --top)" alone
+        var = f"TASKSPACE_{name[2:].upper()}"
+        hint = (f"; {name[2:]} is how a space is built, not a query's: set {var} for `taskspace index` (a space per "
+                f"value; --space picks one), or compare values with `taskspace evaluate DATA {name} X`")
     _say_error(f"{where}: {message} (see `{where} -h`){hint}", 2)
     return 2
 

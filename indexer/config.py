@@ -27,7 +27,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_BATCH_SIZE": ("64", "Encoder batch size."),
     "TASKSPACE_CACHE_DIR": ("$TASKSPACE_HOME/cache", "Embedding cache directory (one store per encoder)."),
     "TASKSPACE_LAMBDA": ("1.0", "Tikhonov regularisation lambda of the `paper` method. The other methods choose lambda per model by generalised cross-validation and ignore it (a warning says so where it is set)."),
-    "TASKSPACE_EPS": ("0.0", "Singular-value threshold eps of the solver."),
+    "TASKSPACE_EPS": ("0.0", "Singular-value threshold eps of the solver (components whose singular value is below it "
+                             "are dropped). One past sqrt(number of stored prompts) (sqrt(2 x that) under `auto-mc`: a "
+                             "question and its options a prompt) drops every component of every model: `taskspace index` "
+                             "refuses it, naming the bound."),
     "TASKSPACE_METHOD": ("auto-mc", "Solver method: `auto-mc` (`auto-mean` with multiple-choice prompts embedded as their question and their answer options apart plus four option covariates; on prompts without an option block it is `auto-mean`; a query without options takes the options of the 50 most similar indexed questions; a model is never extrapolated to an answer format it was not measured on; indexer/represent.py, docs/RESULTS.md), `auto-mean` (`auto` with every model shrunk toward the models' mean normal, which is stored with the space and re-estimated when the models added, changed or removed since reach a quarter of those it was estimated from; below 5 models it is `auto`), `auto` (centred, per-model intercept, lambda chosen per model by generalised cross-validation), `auto-text` (`auto` plus two unpenalised prompt-length covariates, indexer/features.py; better on held-out benchmark prompts, unreliable for queries much shorter than the indexed prompts) or `paper` (the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS)."),
     "TASKSPACE_LOG_LEVEL": ("(unset: WARNING; worker and serve INFO)", "Log level (DEBUG, INFO, WARNING, ERROR). Unset, CLI commands log at WARNING (`-v`: INFO) and `taskspace worker` / `serve` at INFO."),
     "TASKSPACE_TEST_POSTGRES_URL": ("postgresql+psycopg://postgres@127.0.0.1:5432/test", "Tests only: the PostgreSQL the SQL tests use (each test in its own schema)."),

@@ -657,8 +657,10 @@ def _check_eps_unencoded(eps: float, folds_of: dict) -> None:
     after 241 s)."""
     if eps <= 0:
         return
+    from .space import eps_bound
+
     n = max(len(f.train) for folds in folds_of.values() for f in folds)
-    if eps > math.sqrt(n) * (1 + 1e-6):  # (float32 rows are of length 1 to about 1e-7)
+    if eps > eps_bound(n):  # (float32 rows are of length 1 to about 1e-7)
         raise ConfigError(
             f"{arg('eps', eps)}: drops every component of every model in every fold, whatever the prompts: a fold holds "
             f"at most {n:,} source prompts, whose embeddings (each of length 1) have a largest singular value of at most "

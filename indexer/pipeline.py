@@ -471,6 +471,13 @@ class Indexer:
         from .space import configured
 
         spec = configured(self.settings, encoder=self.encoder.id)
+        if spec.eps > 0:  # (the results just ingested are stored)
+            from .errors import ConfigError
+            from .space import eps_problem
+
+            if (why := eps_problem(spec.eps, self.store.prompt_count(), spec.params)) is not None:
+                raise ConfigError(f"TASKSPACE_EPS={spec.eps:g}: {why}: set TASKSPACE_EPS within it (or unset it) and "
+                                  "run `taskspace index` again; no space was built or solved")
         spaces = self.store.list_spaces()
         for sp in spaces:
             if spec.matches(sp):

@@ -248,7 +248,27 @@ def _space(store, space=None, spaces: list | None = None):
         every = spaces
     if by_default:
         _warn_not_configured(store, spaces[0], every)
+    _check_space_eps(store, spaces[0])
     return spaces[0]
+
+
+def _check_space_eps(store, space) -> None:
+    """A ConfigError when ``space``, built here, has an eps that drops every component of every model on the stored
+    prompts (:func:`indexer.space.eps_problem`): its scores are the same for every task, so no search of it ranks by
+    the task. Before, such a space (``TASKSPACE_EPS=1e9 taskspace index``) answered every search (its intervals 0%-100%)
+    without a word. A pulled space is the publisher's (its prompts may not be here)."""
+    eps = float(getattr(space, "eps", 0.0) or 0.0)
+    count = getattr(store, "prompt_count", None)
+    if eps <= 0 or not callable(count) or not _built_here(store, space):
+        return
+    from .errors import ConfigError
+    from .space import SpaceSpec, eps_problem, space_name
+
+    if (why := eps_problem(eps, count(), SpaceSpec.of(space).params)) is not None:
+        name = space_name(space)
+        raise ConfigError(f"space {name}: {why}: its answers cannot rank models for a task; build a space "
+                          f"with TASKSPACE_EPS within that range (`TASKSPACE_EPS=0 taskspace index`), then drop this one "
+                          f"(`taskspace spaces drop {name} --force`)")
 
 
 def _built_here(store, space) -> bool:

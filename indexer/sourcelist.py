@@ -212,30 +212,28 @@ def load(path: Path) -> list[SourceSpec]:
             logging.getLogger(__name__).warning("%s: source #%d is source #%d again (%s); it is read once", path, n,
                                                 first, spec)
             continue
-        key = source_key(spec) if spec_kind(spec) == "hub" else None
-        same = next((i for i, o in enumerate(out) if key and spec_kind(o.spec) == "hub" and source_key(o.spec) == key),
-                    None)
-        if same is not None:  # one Hub repo by hand (`@v1`, `@v2`): one stored source, read at the later entry, as
-            import logging  # `sources add` keeps it; before, both were read, each replacing the other's results
-
+        key = source_key(spec)
+        same = next((i for i, o in enumerate(out) if source_key(o.spec) == key), None)
+        if same is not None:  # one source by hand (`hub:org/repo@v1` and `@v2`, a path with two metrics): one stored
+            import logging  # source, read at the later entry, as `sources add` keeps it; before, both were read, each
+            # replacing the other's results every pass
+            what = {"hub": "one Hub repo", "hub-org": "one Hub organisation"}.get(spec_kind(spec), "one path")
             logging.getLogger(__name__).warning(
-                "%s: source #%d (%s) and source #%d (%s) are one Hub repo (%s), which is one stored source: source "
-                "#%d (%s) is read, source #%d is not; delete one of the two entries (`taskspace sources add "
-                "%s@REVISION` leaves one)", path, numbers[same], out[same].spec, n, spec, key, n, spec, numbers[same],
-                key)
+                "%s: source #%d (%s) and source #%d (%s) are %s (%s), which is one stored source: source #%d (%s) is "
+                "read, source #%d is not; delete one of the two entries (`%s` leaves the one read)", path,
+                numbers[same], _shown(out[same]), n, _shown(got), what, key, n, _shown(got), numbers[same],
+                got.add_command())
             numbers[same], out[same] = n, got
             continue
-        other = next((k for k, o in zip(numbers, out) if o.spec == spec), None)
-        if other is not None:  # one stored source read two ways by hand: kept (a file that loaded loads), but said
-            import logging
-
-            logging.getLogger(__name__).warning(
-                "%s: source #%d is source #%d (%s) again with another format, limit or reading options: one path is "
-                "one stored source, so each pass's two reads replace each other's results; delete one of the two "
-                "entries (`taskspace sources add` never writes two)", path, n, other, spec)
         numbers.append(n)
         out.append(got)
     return out
+
+
+def _shown(source: SourceSpec) -> str:
+    """A configured source as a warning names it: its spec, then its format, limit and reading options set."""
+    extra = [f"{k}={v!r}" for k in ("format", "limit", *OPTIONS) if (v := getattr(source, k)) is not None]
+    return source.spec + (f" with {', '.join(extra)}" if extra else "")
 
 
 def _loaded_options(path: Path, n: int, spec: str, item: dict, fmt: str | None) -> dict:

@@ -272,6 +272,34 @@ def configured(settings=None, *, encoder: str | None = None, method: str | None 
     return SpaceSpec(encoder, lam, settings.eps, m.name, m.params)
 
 
+def eps_bound(n_prompts: int, texts_per_prompt: int = 1) -> float:
+    """The most the largest singular value of ``n_prompts`` prompts' embedding rows can be: each embedded text is of
+    length 1 (every encoder normalises), so the rows' Frobenius norm, sqrt(``texts_per_prompt`` * n), bounds it, and
+    a model's Gram (its prompts alone; centred for an intercept, with covariates partialled out) is no larger. An eps
+    past it drops every component of every model whatever the prompts are (with float32 rows' slack, 1e-6)."""
+    import math
+
+    return math.sqrt(max(int(texts_per_prompt), 1) * max(int(n_prompts), 0)) * (1 + 1e-6)
+
+
+def eps_problem(eps: float, n_prompts: int, space_or_params) -> str | None:
+    """Why ``eps`` cannot be a space's (``space_or_params``: its params) on ``n_prompts`` prompts: it drops every
+    component of every model (:func:`eps_bound`), so each model's score would be the same for every task; None when it
+    keeps one for some prompts."""
+    from .represent import is_split
+
+    split = is_split(space_or_params)
+    bound = eps_bound(n_prompts, 2 if split else 1)
+    if eps <= 0 or eps <= bound:
+        return None
+    return (f"eps {eps:g} drops every component of every model, whatever the prompts: the {n_prompts:,} stored "
+            f"prompts' embeddings (each of length 1{', a question and its options in each row' if split else ''}) "
+            f"have a largest singular value of at most {bound / (1 + 1e-6):.3f} (components whose singular value is "
+            "below eps are dropped), so a model's score would be the same for every task; the usable range is 0 <= "
+            "eps up to the largest singular value of the prompts' embeddings, below that bound (0 keeps every "
+            "component, the default)")
+
+
 def space_name(space) -> str:
     """The vector-index name of a space (:attr:`SpaceSpec.name`)."""
     return SpaceSpec.of(space).name

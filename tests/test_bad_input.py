@@ -702,7 +702,12 @@ def test_a_lighteval_results_file_that_is_no_object_costs_only_the_model_name_it
 @pytest.mark.parametrize("content, said", [("", "it is empty (a copy or download cut short?)"),
                                            ("  \n", "it is empty (a copy or download cut short?)"),
                                            ('{"config_general": {"model_na', "it cannot be read as JSON"),
-                                           ("[1, 2]", "it holds a JSON array, not the run's JSON object")])
+                                           ("[1, 2]", "it holds a JSON array, not the run's JSON object"),
+                                           # a re-save in PowerShell 5: before, "it cannot be read as JSON ('utf-8'
+                                           # codec can't decode byte 0xff in position 0: invalid start byte)"
+                                           ('{"config_general": {"model_name": "org/v1-shots"}}'.encode("utf-16"),
+                                            "the file is UTF-16 text (it starts with a UTF-16 byte order mark), not "
+                                            "UTF-8: nothing of it is read; save it as UTF-8")])
 def test_an_empty_lighteval_v1_results_file_is_a_warning_naming_it_when_the_details_are_read_alone(store, tmp_path,
                                                                                                    content, said):
     """An Open LLM Leaderboard v1 details repo (`details_<org>__<model>/`) whose results file is empty (a copy or
@@ -716,7 +721,7 @@ def test_an_empty_lighteval_v1_results_file_is_a_warning_naming_it_when_the_deta
                     repo)
     (res,) = repo.glob("results_*.json")
     good = res.read_text()
-    res.write_text(content)
+    res.write_bytes(content) if isinstance(content, bytes) else res.write_text(content)
     s = ingest(str(repo), store=store, fetch_metadata=False)
     assert s.errors == [] and s.sources == 1 and s.outcomes > 0, s.errors
     (w,) = s.warnings

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from helpers import HUMANEVAL_0, outcomes, run_cli, write_source, write_table
+from indexer.space import space_name
 
 MODELS = ["org/small-mit", "org/big-apache", "org/mid-mit", "org/unknown"]
 
@@ -282,3 +283,51 @@ def test_a_list_none_of_whose_models_was_measured_there_names_the_option_that_li
     assert said.endswith("; --measured-on humaneval lists only the models measured on it"), said
     for q in ({"kind": "prompt", "rank": "lcb"}, {"kind": "prompt", "rank": "probability", "models": ["a", "b"]}):
         assert measured_near_note({**q, "measured_near": mn}).endswith("rests on their general ability"), q
+
+
+def test_an_eps_that_drops_every_component_is_refused_by_index_and_a_space_built_with_one_by_search(tmp_path, encoder,
+                                                                                                     capsys, monkeypatch):
+    """`--eps` is `evaluate`'s option; an index's eps is TASKSPACE_EPS. One past sqrt(stored prompts x embedded texts a
+    prompt) drops every component of every model whatever the prompts (each embedded text is of length 1), so every
+    model's score is the same for every task. `taskspace index` under it is a usage error (exit 2) naming the variable,
+    the bound and what to do, after the sources' results are stored and before any space is built; a space built with
+    one (by an older taskspace) is refused by search with the same reason and how to replace it. Before, both went on
+    without a word: the search ranked models by their base rate alone, each interval 0%-100%."""
+    from indexer.config import reset_settings
+    from indexer.store.sql import open_store
+
+    write_table(tmp_path / "src", "cli-bench", outcomes(np.random.default_rng(11), MODELS, 10), 10)
+    monkeypatch.setenv("TASKSPACE_EPS", "1e9")
+    reset_settings()
+    code, _, err = run_cli(capsys, "index", "--source", str(tmp_path / "src"))
+    assert code == 2, err
+    said = " ".join(err.split())
+    assert said.startswith("error: TASKSPACE_EPS=1e+09: eps 1e+09 drops every component of every model, whatever the "
+                           "prompts: the 10 stored prompts' embeddings (each of length 1, a question and its options in "
+                           "each row) have a largest singular value of at most 4.472"), said
+    assert "set TASKSPACE_EPS within it (or unset it)" in said, said
+    with open_store() as store:
+        assert store.list_spaces() == [] and store.prompt_count() == 10  # the results stored, no space
+        space = store.get_or_create_space(encoder.id, encoder.dim, 1.0, 1e9, method="paper", params={})
+    monkeypatch.delenv("TASKSPACE_EPS")
+    reset_settings()
+    code, _, err = cli(capsys, "--space", str(space.id), "a question")
+    assert code == 2, err
+    said = " ".join(err.split())
+    assert (f"error: space {space_name(space)}: eps 1e+09 drops every component of every model, whatever the prompts: "
+            "the 10 stored prompts' embeddings (each of length 1) have a largest singular value of at most 3.162" in said), said
+    assert f"`taskspace spaces drop {space_name(space)} --force`" in said, said
+
+
+def test_search_eps_is_a_usage_error_saying_eps_is_how_a_space_is_built(capsys):
+    """`taskspace search --eps 1e9` (and `--lambda`, on search or models): no such option, exit 2, as before, now saying
+    where eps is set (TASKSPACE_EPS for `taskspace index`, a space per value) and where values are compared
+    (`evaluate --eps`); before, "No such option: --eps (Possible options: --help, --top)" alone."""
+    code, _, err = cli(capsys, "--eps", "1e9", "a question")
+    said = " ".join(err.split())
+    assert code == 2 and said.startswith("error: taskspace search: No such option: --eps"), said
+    assert said.endswith("; eps is how a space is built, not a query's: set TASKSPACE_EPS for `taskspace index` (a "
+                         "space per value; --space picks one), or compare values with `taskspace evaluate DATA --eps "
+                         "X`"), said
+    code, _, err = run_cli(capsys, "models", "--lambda", "3")
+    assert code == 2 and "lambda is how a space is built, not a query's: set TASKSPACE_LAMBDA" in err, err

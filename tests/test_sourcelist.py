@@ -566,7 +566,8 @@ def test_a_sources_file_saved_with_a_byte_order_mark_is_read(tmp_path):
 def test_one_path_written_twice_by_hand_is_one_source(tmp_path, caplog):
     """A hand-written `sources.toml` naming one folder twice (`/x` and `/x/`, or an absolute and a relative path):
     one source, read once, with a warning naming both entries; before, both were kept and every pass read the
-    folder twice. The same folder with another format or limit stays a source of its own."""
+    folder twice. The same folder with another format or limit is that source too, read at the later entry (as one Hub
+    repo written twice is); before, it stayed a source of its own."""
     import logging
 
     from helpers import write_table
@@ -578,9 +579,10 @@ def test_one_path_written_twice_by_hand_is_one_source(tmp_path, caplog):
                     f'[[source]]\nspec = "{data}"\nlimit = 3\n')
     with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
         got = sourcelist.load(path)
-    assert [(s.spec, s.limit) for s in got] == [(str(data), None), (str(data), 3)]
+    assert [(s.spec, s.limit) for s in got] == [(str(data), 3)]
     assert f"source #2 is source #1 again ({data}); it is read once" in caplog.text
     assert "source #3 is source #1 again" in caplog.text
+    assert f"source #1 ({data}) and source #4 ({data} with limit=3) are one path ({data})" in caplog.text
 
 
 def test_runs_shows_which_source_failed_and_why(tmp_path):
@@ -769,7 +771,8 @@ def test_one_hub_repo_written_twice_by_hand_is_read_at_the_later_entry(tmp_path,
     said = " ".join(caplog.text.split())
     assert (f"{path}: source #1 (hub:org/repo@v1) and source #3 (hub:org/repo@v2) are one Hub repo (hub:org/repo)"
             in said), said
-    assert "source #3 (hub:org/repo@v2) is read" in said and "source #4 (hub:other/repo) is read" in said, said
+    assert "source #3 (hub:org/repo@v2) is read" in said, said
+    assert "source #4 (hub:other/repo with format='table') is read" in said, said
     assert said.count("are one Hub repo") == 2, said
     # `sources add` of that repo leaves one entry, as the pass reads it
     assert [s.spec for s in sourcelist.add(path, [SourceSpec("hub:org/repo@v3")], check=False)] == [

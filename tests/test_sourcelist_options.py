@@ -220,24 +220,6 @@ def test_the_quarantine_advice_of_taskspace_index_for_a_configured_source_keeps_
         CLI.reset(mode)
 
 
-def test_one_path_configured_twice_with_two_metrics_by_hand_is_said_and_sources_add_leaves_one(tmp_path, caplog):
-    """Two hand-written entries of one path read two ways (two metrics): the database keeps one result set per source,
-    so each pass's two reads replace each other's results. The file still loads (as it did), with a warning naming both
-    entries; `sources add` of that path (any options) leaves one entry. The same entry written twice is read once."""
-    import logging
-
-    run = LM_OUT / "fake-org__dummy-b"
-    cfg = tmp_path / "sources.toml"
-    cfg.write_text(f'[[source]]\nspec = "{run}"\nmetric = "acc"\n\n[[source]]\nspec = "{run}/"\nmetric = "acc"\n\n'
-                   f'[[source]]\nspec = "{run}"\nmetric = "acc_norm"\n')
-    with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
-        got = sourcelist.load(cfg)
-    assert got == [SourceSpec(str(run), metric="acc"), SourceSpec(str(run), metric="acc_norm")]
-    assert f"source #3 is source #1 ({run}) again with another format, limit or reading options" in caplog.text
-    assert "source #2 is source #1 again" in caplog.text
-    assert sourcelist.add(cfg, [SourceSpec(str(run), metric="acc_norm")]) == [SourceSpec(str(run), metric="acc_norm")]
-
-
 def test_index_gives_its_reading_options_to_every_source_and_refuses_one_option_given_two_values(tmp_path):
     """`index --source A --source B --metric M` reads and configures both with M (as --format, the options are the
     pass's, one value each); its help says so. `--source A --metric m1 --source B --metric m2` read as per-source
@@ -347,3 +329,29 @@ def test_metric_per_task_on_the_command_line_and_in_sources_toml(tmp_path):
         help_text = subprocess.run([sys.executable, "-m", "indexer.cli", *cmd, "--help"], capture_output=True,
                                    text=True, env=env).stdout
         assert "TASK=KEY for one task" in " ".join(help_text.replace("│", " ").split()), (cmd, help_text)
+
+
+def test_one_path_written_twice_with_two_reading_options_is_read_at_the_later_entry(tmp_path, caplog):
+    """A hand-written `sources.toml` with one path twice (`/x` with metric acc, `/x/` with metric acc_norm; or with
+    another format or limit) is one stored source, as one Hub repo written twice is: read once, at the later entry (the
+    one `taskspace sources add` keeps), in the earlier entry's place, with one warning naming both entries with their
+    options, the one read and the command that leaves it; `sources add` of that path leaves one entry. The same entry
+    written twice is read once. Before, both stayed two entries (with a warning), each pass reading the path twice,
+    each read replacing the other's results."""
+    import logging
+
+    run = LM_OUT / "fake-org__dummy-b"
+    other = LM_OUT / "fake-org__dummy-a"
+    cfg = tmp_path / "sources.toml"
+    cfg.write_text(f'[[source]]\nspec = "{run}"\nmetric = "acc"\n\n[[source]]\nspec = "{other}"\n\n'
+                   f'[[source]]\nspec = "{run}/"\nmetric = "acc"\n\n[[source]]\nspec = "{run}/"\nmetric = "acc_norm"\n')
+    with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
+        got = sourcelist.load(cfg)
+    assert got == [SourceSpec(str(run), metric="acc_norm"), SourceSpec(str(other))]
+    said = " ".join(caplog.text.split())
+    assert "source #3 is source #1 again" in said, said  # the same entry twice: read once
+    assert (f"{cfg}: source #1 ({run} with metric='acc') and source #4 ({run} with metric='acc_norm') are one path "
+            f"({run}), which is one stored source: source #4 ({run} with metric='acc_norm') is read, source #1 is not; "
+            f"delete one of the two entries (`taskspace sources add {run} --metric acc_norm` leaves the one read)"
+            in said), said
+    assert sourcelist.add(cfg, [SourceSpec(str(run), metric="acc_norm")]) == got  # and `sources add` leaves one

@@ -1121,3 +1121,17 @@ def test_the_advice_to_pass_metric_names_the_task(tmp_path):
         CLI.reset(token)
     (e,) = read_source(d, metric="comet_score").errors  # Python: the library's form
     assert "pass metric='gfg_task_1_1=KEY', KEY one of these" in e.message, e.message
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
+def test_a_results_file_saved_as_utf16_is_one_error_saying_so_and_what_to_do(model_dir, encoding):
+    """A results file re-saved in another encoding (PowerShell 5's `Get-Content | Out-File`, Notepad's "Unicode"): one
+    error naming it, saying what it is and to save it as UTF-8, its samples not read, as a samples file so saved is
+    one; before, "unreadable results file: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte",
+    which said neither."""
+    r = sorted(model_dir.glob("results_*.json"))[-1]
+    r.write_bytes(r.read_text(encoding="utf-8").encode(encoding))
+    said = [m for name, _, m in errs(read_source(model_dir)) if name == r.name]
+    assert said == [f"unreadable results file: the file is {encoding.upper()} text (it starts with a {encoding.upper()} "
+                    "byte order mark), not UTF-8: nothing of it is read; save it as UTF-8 (PowerShell: Out-File "
+                    "-Encoding utf8; Excel: CSV UTF-8); the samples of its timestamp are not read"], said

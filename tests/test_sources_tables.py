@@ -1426,3 +1426,133 @@ def test_an_empty_json_object_line_is_one_error_saying_so_as_a_line_of_null_is(t
     (tmp_path / "prompts.json").write_text(f"[\n  {rows[0]},\n  {{}},\n  {rows[1]}\n]\n")
     assert errors_of(read_source(tmp_path))[0] == ("prompts.json", 3, f"item 2 is {said}: remove it, or write the "
                                                                       "row's fields into it")
+
+
+@pytest.mark.parametrize("ext", ["csv", "csv.gz", "tsv"])
+def test_an_outcomes_file_mixing_line_ends_reads_as_the_line_exact_reader_reads_it(tmp_path, ext):
+    """A lone CR (``\\r`` not followed by ``\\n``) in an outcomes file whose first line ends with a line feed is part of
+    its line on both paths. Before, the fast path (pyarrow) ended a line there and fell back to the line-exact reader
+    only when the field count broke: `m1,p1,1\\rm1,p2,0` (a file mixing both line ends) was two rows stored without a
+    word, while one more malformed row elsewhere in the file made it one row of 5 fields, rejected: the same line read
+    two ways by what else the file held. Now it is rejected on both, its error saying what the line holds and what to
+    do; a file whose lines all end with a lone CR (classic Mac OS) still reads as rows."""
+    write_prompts(tmp_path)
+    sep = "\t" if ext == "tsv" else ","
+    name = f"outcomes.{ext}"
+
+    def write(text):
+        data = text.replace(",", sep).encode()
+        (tmp_path / name).write_bytes(gzip.compress(data) if ext.endswith(".gz") else data)
+
+    said = ("malformed CSV row: 5 fields, the header has 3; the line holds a carriage return (\\r) not followed by a "
+            "line feed, which ends no line in a file whose first line ends with a line feed: if it was meant to end "
+            "one, end every line of the file with \\n (or \\r\\n)")
+    for extra in ("", "m2,p9\n"):
+        write("model,prompt_id,correct\nm1,p1,1\rm1,p2,0\nm1,p3,1\n" + extra)
+        batch = read_source(tmp_path)
+        assert [(o.model, o.prompt_id) for o in batch.iter_outcomes()] == [("m1", "p3")]
+        assert errors_of(batch)[0] == (name, 2, said)
+    write("model,prompt_id,correct\rm1,p1,1\rm1,p2,0\rm1,p3,1\r")
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and len(list(batch.iter_outcomes())) == 3
+
+
+@pytest.mark.parametrize("ext", ["csv", "tsv"])
+def test_a_row_ending_with_an_empty_field_past_the_header_says_to_remove_the_trailing_separator(tmp_path, ext):
+    """`m1,p1,1,` under `model,prompt_id,correct` (a script that writes a separator after every value): the row has a
+    field more than the header and is rejected at its line as before, its error now saying the extra fields are empty
+    and what to do (remove the trailing separator, or end the header with as many, which reads: empty header cells
+    name no column). Before, `malformed CSV row: 4 fields, the header has 3` said nothing of why or what to do."""
+    write_prompts(tmp_path)
+    sep = "\t" if ext == "tsv" else ","
+    word = "tab" if ext == "tsv" else "comma"
+    rows = "m1,p1,1,\nm1,p2,0,,\nm1,p3,1,x\n"
+    (tmp_path / f"outcomes.{ext}").write_text(("model,prompt_id,correct\n" + rows).replace(",", sep))
+    assert errors_of(read_source(tmp_path)) == [
+        (f"outcomes.{ext}", 2, f"malformed CSV row: 4 fields, the header has 3; the 1 past the header's is empty (a "
+                               f"{word} ending the line?): remove the trailing {word}, or end the header line with as many"),
+        (f"outcomes.{ext}", 3, f"malformed CSV row: 5 fields, the header has 3; the 2 past the header's are empty (a "
+                               f"{word} ending the line?): remove the trailing {word}s, or end the header line with as "
+                               "many"),
+        (f"outcomes.{ext}", 4, "malformed CSV row: 4 fields, the header has 3"),
+    ]
+    (tmp_path / f"outcomes.{ext}").write_text(("model,prompt_id,correct,,\n" + rows).replace(",", sep))
+    batch = read_source(tmp_path)  # the header ended with as many as a row has: that row reads
+    assert [(o.prompt_id, o.score) for o in batch.iter_outcomes()] == [("p2", 0.0)]
+    assert [e[:2] for e in errors_of(batch)] == [(f"outcomes.{ext}", 2), (f"outcomes.{ext}", 4)]
+
+
+def test_a_trailing_comma_in_json_is_said_as_such_with_what_to_do(tmp_path):
+    """A comma before a closing `]` or `}` (a hand edit, a JavaScript or Python literal pasted as JSON): JSON allows
+    none, so the line (JSON lines) or the file (a `.json` array) is still rejected, its error now saying where the comma
+    is and to remove it. Before, Python's "Expecting value at column 1" / "Expecting property name enclosed in double
+    quotes", which named neither the comma nor the fix."""
+    said = "(a comma before the closing '{}', which JSON does not allow: remove that comma)"
+    (tmp_path / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q1?",}\n'
+                                            '{"prompt_id": "p2", "benchmark": "b", "text": "Q2?"}\n')
+    (tmp_path / "outcomes.json").write_text('[{"model": "m1", "prompt_id": "p1", "correct": 1},\n'
+                                            ' {"model": "m1", "prompt_id": "p2", "correct": 0},\n]\n')
+    got = errors_of(read_source(tmp_path))
+    assert got[0] == ("prompts.jsonl", 1, "malformed JSON line: Expecting property name enclosed in double quotes at "
+                                          f"column 53 {said.format('}')}; the line is skipped: fix it, or export or copy "
+                                          "the file again"), got
+    assert got[1] == ("outcomes.json", 3, f"malformed JSON: Expecting value at column 1 {said.format(']')}; the file is "
+                                          "skipped: fix it, or copy or download it again"), got
+    (tmp_path / "outcomes.json").write_text('[{"model": "m1", "prompt_id": "p2", "correct": 0}]\n')
+    assert errors_of(read_source(tmp_path)) == [got[0]]  # a comma that is no trailing one: no such word
+    (tmp_path / "prompts.jsonl").write_text('{"prompt_id": "p1",, "benchmark": "b", "text": "Q1?"}\n')
+    assert "comma before the closing" not in errors_of(read_source(tmp_path))[0][2]
+
+
+def test_a_parquet_binary_column_of_names_or_ids_reads_its_utf8_values_and_skips_the_others_at_their_row(tmp_path):
+    """A Parquet outcomes file whose model or prompt_id column is binary (pandas writes a column of bytes objects so)
+    reads every value that is UTF-8 text; one that is not costs its row, an error at its row saying so and what to do
+    (in a matrix once, not once per prompt column). A prompts file's binary text column says it is binary data and
+    to write it as a string column. Before, one value that was not UTF-8 failed the whole source: "ArrowInvalid:
+    Invalid UTF8 payload (an unexpected error: please report it)"; a prompt's text was "a bytes"."""
+    write_prompts(tmp_path)
+    binary = pa.binary()
+    pq.write_table(pa.table({"model": pa.array([b"m1", b"m\xff", b"m1"], binary),
+                             "prompt_id": pa.array([b"p1", b"p2", b"p\xfe3"], binary), "correct": [1, 0, 1]}),
+                   tmp_path / "outcomes.parquet")
+    batch = read_source(tmp_path)
+    assert [(o.model, o.prompt_id) for o in batch.iter_outcomes()] == [("m1", "p1")]
+    said = "is not UTF-8 text; the row is skipped (a binary column: write it as a column of UTF-8 strings)"
+    assert errors_of(batch) == [("outcomes.parquet", 2, f"model b'm\\xff' {said}"),
+                                ("outcomes.parquet", 3, f"prompt_id b'p\\xfe3' {said}")]
+    (tmp_path / "outcomes.parquet").unlink()
+    pq.write_table(pa.table({"model": pa.array([b"m1", b"m\xff"], binary), "p1": [1, 0], "p2": [0, 1]}),
+                   tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    assert sorted((o.model, o.prompt_id) for o in batch.iter_outcomes()) == [("m1", "p1"), ("m1", "p2")]
+    assert errors_of(batch) == [("matrix.parquet", 2, f"model b'm\\xff' {said}")]
+    (tmp_path / "prompts.jsonl").unlink()
+    pq.write_table(pa.table({"prompt_id": ["p1", "p2"], "benchmark": ["b", "b"], "text": pa.array([b"Q1?", b"Q2?"], binary)}),
+                   tmp_path / "prompts.parquet")
+    assert errors_of(read_source(tmp_path))[0] == (
+        "prompts.parquet", 1, "text is binary data (a Parquet binary column: write it as a string column), not a string; "
+                              "the prompt is skipped")
+
+
+def test_a_table_file_holding_the_other_format_than_its_name_says_is_one_error_saying_so(tmp_path):
+    """JSON lines saved as `outcomes.csv` (or `.tsv`, or a prompts file) and CSV saved as `outcomes.jsonl`: one error at
+    line 1 saying what the file holds and how to name it; nothing of it is read. Before, the JSON read as a matrix whose
+    prompt ids were pieces of the JSON ("prompt_id 'prompt_id:\\"p1\\"' is not in the prompts file"), a one-line JSON
+    prompts.csv was "empty prompts file: no rows", and CSV named .jsonl was an error per line saying each "breaks off
+    before its end (a file still being written, or cut short?)"."""
+    write_prompts(tmp_path)
+    rows = '{"model": "m1", "prompt_id": "p1", "correct": 1}\n{"model": "m1", "prompt_id": "p2", "correct": 0}\n'
+    json_said = ("line 1 is JSON, not a {} header: the file holds JSON; name it .jsonl (one JSON object a line) or .json "
+                 "(one JSON array); nothing of it is read")
+    for ext in ("csv", "tsv"):
+        (tmp_path / f"outcomes.{ext}").write_text(rows)
+        assert errors_of(read_source(tmp_path)) == [(f"outcomes.{ext}", 1, json_said.format(ext.upper()))]
+        (tmp_path / f"outcomes.{ext}").unlink()
+    (tmp_path / "outcomes.jsonl").write_text("model,prompt_id,correct\nm1,p1,1\nm1,p2,0\n")
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.jsonl", 1, "line 1, 'model,prompt_id,correct', is no JSON but a header of names separated by "
+                              "commas: the file seems to be CSV; name it outcomes.csv; nothing of it is read")]
+    (tmp_path / "outcomes.jsonl").write_text(rows)
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.csv").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q1?"}\n')
+    assert errors_of(read_source(tmp_path))[0] == ("prompts.csv", 1, json_said.format("CSV"))

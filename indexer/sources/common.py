@@ -77,6 +77,8 @@ def json_kind(value) -> str:
         return "an object"
     if isinstance(value, (list, tuple)):
         return "a list"
+    if isinstance(value, (bytes, bytearray)):  # (before, "a bytes")
+        return "binary data (a Parquet binary column: write it as a string column)"
     return f"a {type(value).__name__}"
 
 
@@ -379,6 +381,12 @@ def add_read_failure(errors: ErrorLog, fname: str, line: int | None, exc: BaseEx
 #: does hold it keeps its lone CR, read as before), given back as ``\r`` in the fields: see :class:`_Lines`
 _LONE_CR = "\ufdd0"
 
+#: what a malformed CSV row holding a lone carriage return is told (its field count broke there: a file mixing line
+#: ends, `\r` after some rows and `\n` after others)
+_LONE_CR_SAID = ("the line holds a carriage return (\\r) not followed by a line feed, which ends no line in a file whose "
+                "first line ends with a line feed: if it was meant to end one, end every line of the file with \\n (or "
+                "\\r\\n)")
+
 
 def _line_end(text: str) -> str:
     """The line ending ``text`` (a line as a universal-newline reader gives it) ends with: ``\r\n``, ``\n``, ``\r``
@@ -586,8 +594,17 @@ class CsvRecords:
                                 "and reading goes on at the next line", self.PROBLEM)
                 self._resume(taken[1:])
             else:
+                if self._lines.held and _LONE_CR in taken[0][1]:
+                    why = "; " + _LONE_CR_SAID
+                elif len(rec) > self.n_fields and not any(f.strip() for f in rec[self.n_fields:]):
+                    k = len(rec) - self.n_fields  # `m1,p1,1,`: a script that ends every value with a separator
+                    sep = "tab" if self.delimiter == "\t" else "comma"
+                    why = (f"; the {k} past the header's {'is' if k == 1 else 'are'} empty (a {sep} ending the line?): "
+                           f"remove the trailing {sep}{'' if k == 1 else 's'}, or end the header line with as many")
+                else:
+                    why = ""
                 self.errors.add(self.fname, line, f"malformed CSV row: {len(rec)} fields, the header has "
-                                f"{self.n_fields}", self.PROBLEM)
+                                f"{self.n_fields}{why}", self.PROBLEM)
 
 
 #: what a table file may be separated by instead of its extension's separator (a spreadsheet in a locale whose decimal
@@ -602,6 +619,13 @@ def separator_problem(header: list[str], delimiter: str) -> str | None:
     A first line that is Excel's separator hint (``sep=,``, ``sep=;``) is said as such: before, ``sep=,`` was a header
     of two columns ("malformed CSV row: 3 fields, the header has 2" on every row) and ``sep=;`` "separated by
     semicolons"."""
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    if header and str(header[0]).lstrip("\ufeff \t").startswith(("{", "[")) and any(":" in str(h) for h in header):
+        # JSON lines named .csv (`df.to_json(lines=True)` saved as outcomes.csv): before, read as a matrix whose prompt
+        # ids were pieces of the JSON ("prompt_id 'prompt_id:\"p1\"' is not in the prompts file"), or, for a prompts
+        # file of one line, "empty prompts file: no rows"
+        return (f"line 1 is JSON, not a {kind} header: the file holds JSON; name it .jsonl (one JSON object a line) or "
+                ".json (one JSON array); nothing of it is read")
     if header and len(header) <= 2 and str(header[0]).strip().lower().startswith("sep=") and len(str(header[0]).strip()) <= 5 \
             and not any(str(h).strip() for h in header[1:]):
         shown = str(header[0]).strip() + (delimiter if len(header) == 2 else "")
@@ -630,6 +654,15 @@ def _fingerprint(paths: list[Path]) -> str:
 # --------------------------------------------------------------------------------------- prompts
 
 
+def trailing_comma(text: str, exc: json.JSONDecodeError) -> str:
+    """What a JSON document that fails at a closing ``]``/``}`` right after a comma (``[{...},]``, ``{"a": 1,}``: what
+    a hand edit, a JavaScript or Python literal leaves) is told: JSON allows no comma there, remove it; "" otherwise."""
+    close = text[exc.pos:exc.pos + 1]
+    if close not in ("]", "}") or not text[:exc.pos].rstrip().endswith(","):
+        return ""
+    return f" (a comma before the closing '{close}', which JSON does not allow: remove that comma)"
+
+
 def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
     """The error of a JSON line that does not parse: where on the line, and what to do. A line holding NUL bytes (the
     zeros a crash or an interrupted copy leaves where the data was to be) says so; a line that breaks off before its
@@ -641,7 +674,7 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
     # (not exc.colno: past the line's own line break, that is column 1 of the next line; at most just past its end)
     col = min(exc.pos, len(raw.rstrip("\r\n"))) + 1
     where = f"{exc.msg} column {col}" if exc.msg.endswith(" at") else f"{exc.msg} at column {col}"
-    return (f"malformed JSON line: {where}"
+    return (f"malformed JSON line: {where}{trailing_comma(raw, exc)}"
             + ("; the line breaks off before its end (a file still being written, or cut short?)" if cut else "")
             + "; the line is skipped: fix it, or export or copy the file again")
 
@@ -676,7 +709,7 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
                 return
             where = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else f"{exc.msg} at column {exc.colno}"
             cut = text.strip() and not text.rstrip().endswith("]")  # a JSON array's file ends with its bracket
-            errors.add(fname, exc.lineno, f"malformed JSON: {where}"
+            errors.add(fname, exc.lineno, f"malformed JSON: {where}{trailing_comma(text, exc)}"
                        + ("; the file breaks off before its end (a copy or download cut short, or still being "
                           "written?)" if cut else "") + "; the file is skipped: fix it, or copy or download it again")
             return
@@ -712,6 +745,13 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         except json.JSONDecodeError as exc:
             if first and raw.strip() in ("{", "["):  # a JSON line is never a lone brace: one pretty-printed document
                 errors.add(fname, i, _one_document(raw.lstrip() + f.read(), i))  # (before: an error per line, 20 shown)
+                return
+            if first and (sep := _csv_header(raw)) is not None:  # CSV named .jsonl: before, every line "malformed
+                # JSON line ...; the line breaks off before its end (a file still being written, or cut short?)"
+                errors.add(fname, i, f"line {i}, {example_value(raw.strip())}, is no JSON but a header of names "
+                           f"separated by {sep}: the file seems to be {'TSV' if sep == 'tabs' else 'CSV'}; name it "
+                           f"{Path(fname).name.split('.')[0]}.{'tsv' if sep == 'tabs' else 'csv'}; nothing of it is "
+                           "read")
                 return
             errors.add(fname, i, malformed_line(raw, exc), "malformed JSON lines")
             first = False
@@ -763,6 +803,20 @@ def _repeated_keys(raw: str) -> list[str]:
 
     json.loads(raw, object_pairs_hook=pairs)
     return twice
+
+
+_HEADER_NAME = re.compile(r'\s*"?[A-Za-z_][\w .\-/]*"?\s*')
+
+
+def _csv_header(line: str) -> str | None:
+    """``"commas"`` or ``"tabs"`` when the first line of a JSON-lines file, which does not parse, is a CSV/TSV header
+    (names, at least two, separated so: ``model,prompt_id,correct``); None otherwise."""
+    text = line.strip()
+    for sep, name in (("\t", "tabs"), (",", "commas")):
+        parts = text.split(sep)
+        if len(parts) >= 2 and all(_HEADER_NAME.fullmatch(p) for p in parts):
+            return name
+    return None
 
 
 def _stray_first_line(line: str) -> bool:
@@ -1053,6 +1107,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         with _open_text(path) as f:
             records = CsvRecords(f, fname, probe, delim)
             header = records.header()
+            cr_ends = bool(records._lines.cr_ends)
     except READ_ERRORS as exc:
         add_read_failure(errors, fname, None, exc, hint=f"; is it truncated or not {ext}?")
         return
@@ -1074,9 +1129,12 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         bad_rows.append(row)
         return "skip"
 
+    # pyarrow ends a line at every lone CR (`\r` not followed by `\n`); the line-exact reader only in a file whose first
+    # line ends with one: elsewhere such a file is read by the line-exact reader, as a malformed row is
+    watch = None if cr_ends else _LoneCrWatch(pa.input_stream(path))
     try:
         reader = pacsv.open_csv(
-            path,
+            path if watch is None else watch,
             read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE),
             parse_options=pacsv.ParseOptions(delimiter=delim, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=False),
@@ -1084,7 +1142,8 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         row = 0
         last_row: list = []
         for batch in reader:
-            if bad_rows or _holds_header(batch, header):  # the line-exact reader reports a repeated header line
+            if bad_rows or (watch is not None and watch.lone) or _holds_header(batch, header):  # (the line-exact
+                # reader reports a repeated header line)
                 bad_rows.append(None)
                 break
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)  # provisional: csv_record_lines
@@ -1096,14 +1155,53 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         # a quote that never closes takes the rest of the file into the last record's field (pyarrow, like csv, reads
         # it so): a last record with a line break in a field is read again by the Python reader, which tells
-        if any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row) or _last_line_quotes(path):
+        if (any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row) or _last_line_quotes(path)
+                or (watch is not None and watch.lone)):
             bad_rows.append(None)
     except (pa.ArrowInvalid, *READ_ERRORS):
         bad_rows.append(None)
+    finally:
+        if watch is not None:
+            watch.close()
     if not bad_rows:
         return
     yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
+
+
+class _LoneCrWatch(io.RawIOBase):
+    """A binary stream (``raw``: the file as pyarrow opens it, decompressed) passed on as it is read, noting in
+    ``lone`` whether it held a lone carriage return (``\r`` not followed by ``\n``; one ending the file ends its last
+    line on both paths). Two counts of each block: the fast CSV path stays fast."""
+
+    def __init__(self, raw):
+        super().__init__()
+        self._raw = raw
+        self._cr = False  # the last block read ended with a CR
+        self.lone = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        if data and not self.lone:
+            if self._cr and data[:1] != b"\n":
+                self.lone = True
+            self._cr = data[-1:] == b"\r"
+            body = data[:-1] if self._cr else data
+            if (n := body.count(b"\r")) and n != body.count(b"\r\n"):
+                self.lone = True
+        return data
+
+    def readinto(self, buf) -> int:
+        data = self.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def _cells_not_all_blank(batch):

@@ -33,7 +33,8 @@ from pathlib import Path
 
 from ..errors import InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, column_shown, each_isolated, example_value, json_kind, lfs_pointer_problem
+from .common import (UTF8, ErrorLog, column_shown, each_isolated, encoding_problem, example_value, json_kind,
+                     lfs_pointer_problem)
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -207,6 +208,10 @@ def _model_name(root: Path, unread: list[tuple[Path, str]] | None = None) -> str
     ``unread``: a list to which each results file passed over is appended with what it holds (empty, not JSON, not
     a JSON object): the details are then read without it, which is worth a word."""
     for p in _results_files(root):
+        if (why := encoding_problem(p)) is not None:  # UTF-16, a Git LFS pointer: said as such (before, "it cannot be
+            if unread is not None:                    # read as JSON ('utf-8' codec can't decode byte 0xff ...)")
+                unread.append((p, why))
+            continue
         try:
             data = json.loads(p.read_text(encoding=UTF8))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:

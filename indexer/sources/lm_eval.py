@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import InputError, arg, option_hint
 from ..records import NAME_LIMIT, BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
-                     json_kind, json_objects, lfs_pointer_problem, number_shown)
+                     json_kind, json_objects, number_shown, trailing_comma)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row
@@ -398,14 +398,15 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     when none is, every candidate is reported and None returned (the runs of that timestamp are not read)."""
     problems = []
     for p in paths:
-        if (why := lfs_pointer_problem(p)) is not None:
-            problems.append((str(p), None, f"unreadable results file: {why}"))
+        if (why := encoding_problem(p)) is not None:  # a Git LFS pointer; UTF-16 (a re-save in PowerShell 5): before,
+            # "unreadable results file: 'utf-8' codec can't decode byte 0xff in position 0", saying nothing of what to do
+            problems.append((str(p), None, f"unreadable results file: {why}; the samples of its timestamp are not read"))
             continue
         try:
             data = _read_json(p)
         except json.JSONDecodeError as exc:
             why = ("it is empty (a run that stopped before writing it, a copy cut short)" if not exc.doc.strip()
-                   else f"{exc.msg} at column {exc.colno}")
+                   else f"{exc.msg} at column {exc.colno}{trailing_comma(exc.doc, exc)}")
             problems.append((str(p), exc.lineno if exc.doc.strip() else None, f"unreadable results file: {why}; the "
                              "samples of its timestamp are not read: copy it again, or run the evaluation again"))
             continue

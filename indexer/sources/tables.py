@@ -416,6 +416,8 @@ class _Builder:
                             "are not read", f"{what} column of {arr.type}")
             ok[:] = False
             return np.full(len(lines), -1, dtype=np.int64)
+        if _is_binary(arr.type):
+            arr = _decoded(arr, lines, ok, what, self.fname, self.errors)
         enc = pc.dictionary_encode(_as_string(arr))
         if isinstance(enc, pa.ChunkedArray):
             enc = enc.combine_chunks()
@@ -476,6 +478,31 @@ class _Builder:
                         "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
                 m, p, s = m[keep], p[keep], s[keep]
         return m, p, s, skipped
+
+
+def _is_binary(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+
+
+def _decoded(arr, lines: np.ndarray, ok: np.ndarray, what: str, fname: str, errors: ErrorLog):
+    """A binary column of names or ids (Parquet: pandas' bytes objects) as text, each value decoded as UTF-8; a value
+    that is not UTF-8 is an error at its row, the row skipped (``ok`` False; the others read). Before, the cast failed
+    the whole source: "ArrowInvalid: Invalid UTF8 payload (an unexpected error: please report it)"."""
+    import pyarrow as pa
+
+    out = []
+    for k, v in enumerate(arr.to_pylist()):
+        if v is not None:
+            try:
+                v = v.decode("utf-8")
+            except UnicodeDecodeError:
+                errors.add(fname, int(lines[k]), f"{what} {example_value(v)} is not UTF-8 text; the row is skipped (a "
+                           "binary column: write it as a column of UTF-8 strings)", f"{what} values that are not UTF-8")
+                ok[k], v = False, None
+        out.append(v)
+    return pa.array(out, pa.string())
 
 
 def _as_string(arr):
@@ -854,18 +881,21 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
             errors.add(fname, _header_line(fname, lines), why)
         return
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
+    models, named = cols[model_col], np.ones(len(lines), dtype=bool)
+    if _is_binary(models.type):  # decoded once, its rows that are not UTF-8 said once (not once per prompt column)
+        models = _decoded(models, lines, named, "model", fname, errors)
     for name in names:
         if name == model_col:
             continue
         col = cols[name]
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
-        present = ~_blank_to_null(col).is_null().to_numpy(zero_copy_only=False)
+        present = ~_blank_to_null(col).is_null().to_numpy(zero_copy_only=False) & named
         if not present.any():
             continue  # an empty cell is unobserved
         mask = pa.array(present)
         idx = np.flatnonzero(present)
-        builder.add_long(cols[model_col].filter(mask), pa.array([name] * len(idx), type=pa.string()),
+        builder.add_long(models.filter(mask), pa.array([name] * len(idx), type=pa.string()),
                          col.filter(mask), lines[idx], "score", matrix=True)
 
 

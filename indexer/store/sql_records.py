@@ -33,7 +33,7 @@ from sqlalchemy import delete, func, select, update
 
 from ..errors import InputError, ReadOnlyError
 from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock,
-                         Source, Space, SpaceCalibrationRow, SpacePatternPromptsRow, SpacePatternRow, SpacePriorRow,
+                         Prompt, Source, Space, SpaceCalibrationRow, SpacePatternPromptsRow, SpacePatternRow, SpacePriorRow,
                          utcnow)
 from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
 from .sql_derived import _folded
@@ -98,6 +98,11 @@ class RecordsMixin:
                 sources.append((loc, srev))
             out[key] = (rev or mrev, sources)
         return out
+
+    def prompt_count(self) -> int:
+        """How many prompts are stored."""
+        with self._read() as conn:
+            return int(conn.execute(select(func.count()).select_from(Prompt)).scalar() or 0)
 
     def has_outcomes(self) -> bool:
         with self._read() as conn:
