@@ -21,8 +21,9 @@
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
-  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubError`
-  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried);
+  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubUnavailableError`
+  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried; both
+  a :class:`HubOutageError`, on which a pull reads the home's Hub cache);
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
   GatedRepoError about the token; 404 -> :class:`NotFoundError`.
 - One retry layer, one deadline: every request huggingface_hub sends goes through :class:`_HubTransport` (installed
@@ -80,14 +81,30 @@ class _RevisionNotFound(NotFoundError):
     """The repo exists, the revision asked for does not (:meth:`HubClient.repo_snapshot` names it)."""
 
 
-class HubUnreachableError(HubError):
-    """The Hub endpoint cannot be connected to at all (DNS, refused, no network: not retried), or no answer came
-    through the retries (timeouts, dropped connections): an outage, not an answer (a 401/403/404 is one). ``reason``:
-    what failed, without the advice the message ends with (a pull falling back on the Hub cache warns with it)."""
+class HubOutageError(HubError):
+    """The Hub gave no usable answer however often it was asked: an outage, not an answer such as a 401/403/404 (a
+    pull falls back on the home's Hub cache then). ``reason``: what failed, without the advice the message ends with
+    (the pull's warning gives it after ``outage``, what the Hub did)."""
+
+    outage = "the Hub failed"
 
     def __init__(self, message: str, reason: str | None = None):
         super().__init__(message)
         self.reason = reason or message
+
+
+class HubUnreachableError(HubOutageError):
+    """The Hub endpoint cannot be connected to at all (DNS, refused, no network: not retried), or no answer came
+    through the retries (timeouts, dropped connections)."""
+
+    outage = "the Hub could not be reached"
+
+
+class HubUnavailableError(HubOutageError):
+    """The Hub answered 408, 429 or 5xx to every try (down, overloaded, rate limiting), or asked to wait past the
+    operation's deadline (``Retry-After``)."""
+
+    outage = "the Hub failed every try"
 
 
 def is_valid_revision(value: str) -> bool:
@@ -381,11 +398,9 @@ class HubClient:
                                     f"the next try would be in {delay:.0f} s")
                             why += f": {wait}, past this operation's {self.deadline:.0f} s deadline"
                         self._failing = True
-                        # no answer at all through the retries (timeouts, dropped connections): the Hub could not be
-                        # reached, as when it refuses connections (a pull falls back to the Hub cache then)
-                        if isinstance(err, HubUnreachableError):
-                            raise HubUnreachableError(f"{err} ({why}; {self.again})", f"{err.reason}, {why}") from None
-                        raise HubError(f"{err} ({why}; {self.again})") from None
+                        # no answer at all through the retries (timeouts, dropped connections), or only 408/429/5xx:
+                        # an outage, as when the Hub refuses connections (a pull falls back to the Hub cache then)
+                        raise type(err)(f"{err} ({why}; {self.again})", f"{err.reason}, {why}") from None
                     log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)
                     self._sleep(delay)
         finally:
@@ -928,7 +943,7 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
     for e in _chain(exc):  # the transport's own errors first (see _HubTransport)
         if isinstance(e, _Retryable):
             if e.status is not None:
-                return HubError(f"cannot {what} {repo}: the Hub answered {e.status}"), e.retry_after
+                return _unavailable(what, repo, endpoint, e.status), e.retry_after
             why = f"{e} talking to {endpoint}"
             return HubUnreachableError(f"cannot {what} {repo}: {why}", why), 0.0
         if isinstance(e, _Unreachable):
@@ -961,7 +976,7 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, hf.HfHubHTTPError) and getattr(e, "response", None) is not None:
             status = e.response.status_code
             if status in RETRY_STATUS:
-                return HubError(f"cannot {what} {repo}: the Hub answered {status}"), _retry_after(e.response)
+                return _unavailable(what, repo, endpoint, status), _retry_after(e.response)
             if status in (401, 403):
                 return _auth_error(what, repo, kind, url, has_token, status, endpoint), None
             if status == 404:
@@ -975,6 +990,12 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
                                        f"({type(e).__name__})", f"the connection to {endpoint} failed "
                                        f"({type(e).__name__})"), 0.0
     return None, None
+
+
+def _unavailable(what: str, repo: str, endpoint: str, status: int) -> HubUnavailableError:
+    """A 408/429/5xx answer (retried; :meth:`HubClient._call` says how often when it gives up)."""
+    return HubUnavailableError(f"cannot {what} {repo}: the Hub answered {status}",
+                               f"the Hub at {endpoint} answered {status}")
 
 
 def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") -> GatedRepoError:

@@ -2302,6 +2302,59 @@ def test_a_pull_whose_hub_cannot_be_reached_reads_the_homes_hub_cache_with_a_war
     _assert_nothing_imported()
 
 
+def test_a_pull_whose_hub_answers_5xx_or_429_through_the_retries_reads_the_homes_hub_cache(publisher, hub_server,
+                                                                                            tmp_path, monkeypatch,
+                                                                                            capsys, caplog):
+    """`taskspace pull hub:ORG/NAME` while the Hub answers 503, 502 or 429 to every try (down, overloaded, rate
+    limiting) on a home whose Hub cache holds the record set: pulled from the cache, exit 0, with a warning naming
+    the commit and what the Hub answered (`cached.unreachable` in `--json`), as for a Hub refusing connections. A 403
+    or 404 is an answer, not an outage: the Hub's error, the cache not read. Before, only refused/dropped connections
+    fell back: a Hub answering 503 through the retries failed the pull (exit 4) whatever the cache held."""
+    import logging
+
+    from helpers import run_cli
+
+    from indexer.hub import HubClient
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    sha = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    pull("hub:tester/recs")  # online: fills home_b's Hub cache
+    for status in (503, 502, 429):
+        hub_server.fail("/api/datasets/tester/recs", [status] * 6)
+        sleeps = []
+        with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+            res = pull("hub:tester/recs", hub=HubClient(backoff=0.01, sleep=sleeps.append))
+        assert res.cached["revision"] == sha and len(sleeps) == 5, res.cached
+        assert f"answered {status}" in res.cached["unreachable"] and "gave up after 6 tries" in res.cached[
+            "unreachable"], res.cached
+        assert (f"pull: the Hub failed every try (the Hub at {hub_server.url} answered {status}" in caplog.text
+                and f"pulled hub:tester/recs at {sha} from this home's Hub cache" in caplog.text), caplog.text
+        hub_server._faults.clear()
+        caplog.clear()
+    # through the CLI (huggingface_hub's own waits are the client's: backoff 1 s; a Retry-After past the deadline
+    # gives up at once, which is the same outage)
+    hub_server.fail("/api/datasets/tester/recs", [(429, {"Retry-After": "3600"})])
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs", "--json")
+    assert code == 0, err
+    got = json.loads(out)["cached"]
+    assert got["revision"] == sha and "answered 429" in got["unreachable"] and "Retry-After" in got["unreachable"], got
+    hub_server._faults.clear()
+    # answers are not outages: 403 and 404 are the Hub's errors, nothing read from the cache
+    for status, exit_code, words in ((403, 4, "refused to let this token"), (404, 1, "not found")):
+        hub_server.fail("/api/datasets/tester/recs", [status] * 6)
+        code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+        assert code == exit_code and words in err and "Hub cache" not in err, (status, err)
+        hub_server._faults.clear()
+    # nothing cached: the Hub's error as before, nothing imported
+    _home(tmp_path, monkeypatch, "home_c")
+    hub_server.fail("/api/datasets/tester/recs", [(503, {"Retry-After": "3600"})])
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and "answered 503" in err and "nothing was pulled" in err, err
+    _assert_nothing_imported()
+
+
 def test_two_pulls_of_two_revisions_at_once_leave_each_the_files_it_reads(publisher, hub_server, tmp_path,
                                                                           monkeypatch):
     """Two `taskspace pull`s of two revisions of one record set into one home at once (two scheduled jobs): the second
