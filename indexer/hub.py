@@ -9,7 +9,8 @@
   library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
-  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice; it records
+  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice, in one folder
+  per repo whatever the case its id is asked in (:meth:`HubClient._held_as`); it records
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
   whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
   :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import os
 import re
@@ -604,6 +606,15 @@ class HubClient:
         names = ([exact] if (self.cache_dir / exact).is_dir() else []) + others
         return [n[len(prefix):].replace("--", "/", 1) for n in names]  # ids hold no "--": the first is the "/"
 
+    def _held_as(self, snapshot: RepoSnapshot) -> RepoSnapshot:
+        """The snapshot under the spelling of its repo id whose folder the cache holds already (of several, the first
+        in sorted order), so that one repo asked in two cases (`hub:Walk/Recs`, `hub:walk/recs`) is one folder, as
+        it is one repo on the Hub; the snapshot as it is when the cache holds none. Before, each spelling asked
+        online got a folder of its own, each with its own copy of the files."""
+        spellings = self._cached_spellings(snapshot.repo_id, snapshot.repo_type)
+        held = min(spellings) if spellings else snapshot.repo_id
+        return snapshot if held == snapshot.repo_id else dataclasses.replace(snapshot, repo_id=held)
+
     def cached_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
         """What the cache holds of the repo at ``revision`` (a commit sha, or a branch or tag: the commit it was when
         last fetched; default main), without asking the Hub: its files are those downloaded at that commit. The repo
@@ -681,33 +692,34 @@ class HubClient:
                            "could leave the cache)")
         if self.offline or cached:
             return self._cached_files(snapshot, files)
+        asked, snapshot = snapshot.repo_id, self._held_as(snapshot)  # the folder the cache holds the repo in
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
         root: Path | None = None
         for name in files:
             path = self._call(
-                f"download {name} from", snapshot.repo_id, snapshot.repo_type, hf_hub_download,
+                f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
                 snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
                 cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
             )
             if not _intact(path):  # huggingface_hub hands on a cached copy as it is: fetch a damaged one again
                 log.warning("Hub cache: %s of %s at %s is damaged (its bytes do not match the checksum it is stored "
-                            "under: cut short, a partial copy?); downloading it again", name, snapshot.repo_id,
+                            "under: cut short, a partial copy?); downloading it again", name, asked,
                             snapshot.sha)
                 path = self._call(
-                    f"download {name} from", snapshot.repo_id, snapshot.repo_type, hf_hub_download,
+                    f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
                     snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
                     cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
                     force_download=True,
                 )
                 if not _intact(path):
-                    raise HubError(f"the download of {name} from {snapshot.repo_id} does not match the checksum the "
+                    raise HubError(f"the download of {name} from {asked} does not match the checksum the "
                                    f"Hub at {self.endpoint} gave it; run the command again (a broken or hostile "
                                    "endpoint? check HF_ENDPOINT)")
             p = Path(path)
             real = os.path.realpath(p)
             if not (_inside(real, cache) and _inside(os.path.abspath(p), os.path.abspath(self.cache_dir))):
-                raise HubError(f"the download of {name} from {snapshot.repo_id} resolved to {real}, outside the Hub "
+                raise HubError(f"the download of {name} from {asked} resolved to {real}, outside the Hub "
                                f"cache {cache}; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
             root = p.parents[len(Path(name).parts) - 1]
         if root is None:  # nothing to fetch: the (empty) snapshot folder
@@ -758,19 +770,36 @@ class HubClient:
         name them and the blobs only they used (a download in progress, ``*.incomplete``, is left). A publish
         compares with one revision and a pull reads one, so a scheduled run's cache holds that one, not every revision
         it ever read. ``also``: revisions to keep as well (a commit sha, whole or short, or a branch or tag: the commit
-        the cache's refs say it was), e.g. those other sources of the home read. Best effort: what cannot be removed
-        is logged and stays."""
+        the cache's refs say it was), e.g. those other sources of the home read. The folders of the repo's id in other
+        cases lose their other revisions too, and go once they hold none. Best effort: what cannot be removed is
+        logged and stays."""
         import shutil
 
+        snapshot = self._held_as(snapshot)
         storage = self._storage(snapshot.repo_id, snapshot.repo_type)
         keep = storage / "snapshots" / snapshot.sha
         if not _SHA.match(snapshot.sha or "") or not keep.is_dir():
             return
+        self._keep_in(storage, {snapshot.sha}, also, snapshot.repo_id)
+        # the folders of the repo's other spellings (a home that fetched it as `Walk/Recs` and `walk/recs` before
+        # downloads went to the one folder the cache holds, :meth:`_held_as`): what they hold of other revisions too
+        for spelling in self._cached_spellings(snapshot.repo_id, snapshot.repo_type):
+            other = self._storage(spelling, snapshot.repo_type)
+            if spelling != snapshot.repo_id:
+                self._keep_in(other, set(), also, snapshot.repo_id)
+                with contextlib.suppress(OSError):
+                    if not any((other / "snapshots").iterdir()) if (other / "snapshots").is_dir() else True:
+                        shutil.rmtree(other)
+
+    def _keep_in(self, storage: Path, kept: set[str], also: Iterable[str], repo_id: str) -> None:
+        """:meth:`keep_only` in one folder of the cache: ``kept`` and the revisions ``also`` names stay."""
+        import shutil
+
         try:
             refs = {r: r.read_text().strip() for r in (storage / "refs").rglob("*") if r.is_file()} if (
                 storage / "refs").is_dir() else {}
-            held = [p.name for p in (storage / "snapshots").iterdir()]
-            kept = {snapshot.sha}
+            held = [p.name for p in (storage / "snapshots").iterdir()] if (storage / "snapshots").is_dir() else []
+            kept = set(kept)
             for rev in also:
                 if _SHA.match(rev or ""):
                     kept.add(rev)
@@ -778,7 +807,7 @@ class HubClient:
                     kept.add(refs[storage / "refs" / rev])
                 elif _SHORT_SHA.match(rev or ""):
                     kept.update(h for h in held if h.startswith(rev))
-            for other in (storage / "snapshots").iterdir():
+            for other in (storage / "snapshots").iterdir() if (storage / "snapshots").is_dir() else []:
                 if other.name not in kept:
                     shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
             for ref, sha in refs.items():
@@ -790,8 +819,7 @@ class HubClient:
                 if blob.name not in used and not blob.name.endswith(".incomplete") and blob.is_file():
                     blob.unlink()
         except OSError as exc:
-            log.warning("Hub cache: cannot remove the earlier revisions of %s from %s: %s", snapshot.repo_id,
-                        storage, exc)
+            log.warning("Hub cache: cannot remove the earlier revisions of %s from %s: %s", repo_id, storage, exc)
 
     def _cached_files(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
         """The snapshot folder holding ``files`` at the snapshot's commit in the cache (offline :meth:`download`)."""

@@ -2249,6 +2249,40 @@ def test_an_offline_pull_finds_the_hub_cache_of_the_record_set_fetched_in_anothe
     assert code == 4 and "holds no revision main of it" in err, err
 
 
+def test_online_pulls_of_one_record_set_in_two_cases_keep_one_cache_folder(publisher, hub_server, tmp_path,
+                                                                           monkeypatch):
+    """`taskspace pull hub:Tester/Recs` then `taskspace pull hub:tester/recs` (and `hub:TESTER/RECS`), online: the Hub's repo ids are case-insensitive, so the home's Hub cache holds the one folder the
+    first pull made, with the revision read last, and no file is downloaded twice. A home holding two folders from
+    before keeps one after the next pull (the other's revisions are removed as any earlier revision is). Before, each
+    spelling got a folder of its own (`datasets--Tester--Recs`, `datasets--tester--recs`), each with its own copy."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    first = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    cache = tmp_path / "home_b" / "hub"
+    pull("hub:Tester/Recs")
+    got = len(hub_server.downloads())
+    pull("hub:tester/recs")
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith("datasets--")) == ["datasets--Tester--Recs"]
+    assert len(hub_server.downloads()) == got  # every file was in the cache already
+    # a new revision, pulled in a third spelling: the same folder, holding that revision alone
+    _home(tmp_path, monkeypatch, "home_a")
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])
+    second = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    res = pull("hub:TESTER/RECS")
+    assert res.origin == f"hub:TESTER/RECS@{second}"
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith("datasets--")) == ["datasets--Tester--Recs"]
+    assert [p.name for p in (cache / "datasets--Tester--Recs" / "snapshots").iterdir()] == [second]
+    # a home with two folders from before: the next pull keeps one
+    shutil.copytree(cache / "datasets--Tester--Recs", cache / "datasets--tester--recs", symlinks=True)
+    pull(f"hub:tester/recs@{first}")
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith("datasets--")) == ["datasets--Tester--Recs"]
+    assert [p.name for p in (cache / "datasets--Tester--Recs" / "snapshots").iterdir()] == [first]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # and it is what an offline pull reads, in any spelling
+    assert pull(f"hub:tester/RECS@{first}").origin == f"hub:Tester/Recs@{first}"
+
+
 def test_a_pull_whose_hub_cannot_be_reached_reads_the_homes_hub_cache_with_a_warning(publisher, hub_server, tmp_path,
                                                                                      monkeypatch, capsys, caplog):
     """`taskspace pull hub:ORG/NAME` with HF_HUB_OFFLINE unset and the Hub unreachable (connection refused; dropped
