@@ -170,7 +170,11 @@ class _Retryable(Exception):
 
 
 class _Unreachable(Exception):
-    """The endpoint cannot be connected to at all."""
+    """The endpoint (or the proxy ``proxy`` names, through which it is asked) cannot be connected to at all."""
+
+    def __init__(self, detail: str, proxy: tuple[str, str] | None = None):
+        super().__init__(detail)
+        self.proxy = proxy
 
 
 class _Unsafe(Exception):
@@ -204,8 +208,10 @@ def _check_file_headers(request, response) -> None:
 class _HubTransport:
     """Wraps huggingface_hub's HTTP transport (see the module docstring)."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, proxy: tuple[str, str] | None = None):
         self.inner = inner
+        #: the proxy requests go through, as errors name it, and its variable (:func:`_proxy_named`), or None
+        self.proxy = proxy
 
     def handle_request(self, request):
         import httpx2
@@ -218,14 +224,17 @@ class _HubTransport:
             request.extensions["timeout"] = {"connect": 10.0, "read": 60.0, "write": 60.0, "pool": 10.0}
         try:
             response = self.inner.handle_request(request)
-        except httpx2.ConnectError as exc:
+        except httpx2.ConnectError as exc:  # through a proxy, the connection to the proxy
             if expired is None:
                 raise
-            raise _Unreachable(str(exc) or type(exc).__name__) from exc
+            raise _Unreachable(str(exc) or type(exc).__name__, self.proxy) from exc
         except httpx2.TransportError as exc:
             if expired is None:
                 raise
-            raise _Retryable(f"the connection failed ({type(exc).__name__})") from exc
+            if self.proxy is None:
+                raise _Retryable(f"the connection failed ({type(exc).__name__})") from exc
+            raise _Retryable(f"the connection through the proxy {self.proxy[0]} ({self.proxy[1]}) failed "
+                             f"({type(exc).__name__}{f': {exc}' if str(exc) else ''})") from exc
         try:
             _check_file_headers(request, response)
             if expired is not None and response.status_code in RETRY_STATUS:
@@ -255,12 +264,30 @@ def _client_factory():
     hooks = base.event_hooks
     base.close()
     # a pattern mapped to None is asked directly (NO_PROXY); the others through their proxy
-    mounts = {pattern: None if proxy is None else _HubTransport(httpx2.HTTPTransport(proxy=proxy))
+    mounts = {pattern: None if proxy is None else _HubTransport(httpx2.HTTPTransport(proxy=proxy),
+                                                                _proxy_named(pattern, proxy))
               for pattern, proxy in get_environment_proxies().items() if not pattern.startswith("all://") or proxy is None}
     return httpx2.Client(
         transport=_HubTransport(httpx2.HTTPTransport()), event_hooks=hooks, follow_redirects=True, timeout=None,
         trust_env=False, mounts=mounts,
     )
+
+
+def _proxy_named(pattern: str, proxy: str) -> tuple[str, str]:
+    """(a proxy as errors name it: its URL without user name or password, the variable that set it): e.g.
+    ``("http://proxy.corp:3128", "HTTPS_PROXY")`` (the lower-case variable where it is set, as urllib and httpx read
+    it)."""
+    from urllib.parse import urlsplit
+
+    scheme = pattern.split("://", 1)[0]
+    variable = next((n for n in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY") if os.environ.get(n)),
+                    f"{scheme.upper()}_PROXY")
+    try:
+        parts = urlsplit(proxy)
+        shown = f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
+    except ValueError:
+        shown = "(unreadable URL)"
+    return shown, variable
 
 
 _installed = False
@@ -974,6 +1001,13 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
                 return _unavailable(what, repo, endpoint, e.status), e.retry_after
             why = f"{e} talking to {endpoint}"
             return HubUnreachableError(f"cannot {what} {repo}: {why}", why), 0.0
+        if isinstance(e, _Unreachable) and e.proxy:
+            proxy, variable = e.proxy
+            return HubUnreachableError(f"cannot {what} {repo}: cannot connect to the proxy {proxy} ({variable}) that "
+                                       f"requests to {endpoint} go through; check that the proxy runs and the "
+                                       f"variable names it, or unset {variable} (or name the host in NO_PROXY) to "
+                                       "reach the Hub without it, or set HF_HUB_OFFLINE=1 to work without the Hub",
+                                       f"cannot connect to the proxy {proxy} ({variable}): {e}"), None
         if isinstance(e, _Unreachable):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or "
                                        "HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to work without the Hub",

@@ -1163,3 +1163,36 @@ def test_no_proxy_names_the_hub_endpoint_and_it_is_reached_without_the_proxy(hub
             HubClient(backoff=0, sleep=lambda s: None).model_info("fake-org/tiny-lb")
     finally:
         close_session()  # the next test's client is made without these variables
+
+
+def test_an_unreachable_proxy_is_named_not_taken_for_the_hub(hub_server, monkeypatch, sleeps):
+    """HTTPS_PROXY (or https_proxy, HTTP_PROXY) naming a port nothing listens on: the error names the proxy (without
+    its user name and password) and the variable that set it, says to check it or unset the variable (or name the
+    host in NO_PROXY), and is not retried; a pull falls back on the Hub cache as for any outage (a
+    HubUnreachableError). Before, "cannot connect to http://127.0.0.1:PORT; check the network or HF_ENDPOINT": the
+    Hub endpoint blamed, which answers, and the proxy named nowhere."""
+    import socket
+
+    from huggingface_hub import close_session
+
+    with socket.socket() as s:  # the "proxy": a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        for variable in ("HTTP_PROXY", "http_proxy"):  # the fake Hub is http://
+            monkeypatch.setenv(variable, f"http://someone:s3cret@127.0.0.1:{closed}")
+            close_session()  # huggingface_hub keeps one client: the next request makes it again, reading the variables
+            with pytest.raises(HubUnreachableError) as got:
+                HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")
+            msg = str(got.value)
+            assert (f"cannot connect to the proxy http://127.0.0.1:{closed} ({variable}) that requests to "
+                    f"{hub_server.url} go through" in msg and f"unset {variable}" in msg and "NO_PROXY" in msg), msg
+            assert "s3cret" not in msg and "someone" not in msg and "s3cret" not in got.value.reason, msg
+            assert got.value.reason.startswith(f"cannot connect to the proxy http://127.0.0.1:{closed} ({variable})")
+            assert sleeps == [], sleeps
+            monkeypatch.delenv(variable)
+    finally:
+        close_session()  # the next test's client is made without these variables
