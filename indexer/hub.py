@@ -252,25 +252,45 @@ class _HubTransport:
 def _client_factory():
     """huggingface_hub's HTTP client with :class:`_HubTransport` (and its request hooks: offline mode, request ids).
     Proxies are read from the environment as httpx reads them (``httpx2._utils.get_environment_proxies``: HTTP_PROXY,
-    HTTPS_PROXY, and NO_PROXY's hosts, domain suffixes, ``host:port``, IP addresses and CIDR ranges, ``*``), since a
-    client given its own transport reads none; ALL_PROXY is not used (it may name a SOCKS proxy, which needs a package
-    taskspace does not install). Before, NO_PROXY was not read: a mirror named there (HF_ENDPOINT) was asked through
-    the proxy, and behind a proxy that cannot reach it was unreachable."""
+    HTTPS_PROXY, ALL_PROXY for the schemes neither names, each in either case, and NO_PROXY's hosts, domain suffixes,
+    ``host:port``, IP addresses and CIDR ranges, ``*``), since a client given its own transport reads none. A proxy
+    the client cannot use (a SOCKS one without the ``socksio`` package, an unknown scheme) is a ConfigError naming
+    the variable. Before, NO_PROXY was not read: a mirror named there (HF_ENDPOINT) was asked through the proxy, and
+    behind a proxy that cannot reach it was unreachable; and ALL_PROXY was not read, so a network reached only through
+    the proxy it names (as httpx, requests and curl use it) had no Hub."""
     import httpx2
     from httpx2._utils import get_environment_proxies
-    from huggingface_hub.utils._http import default_client_factory
+    from huggingface_hub.utils._http import hf_request_event_hook
 
-    base = default_client_factory()
-    hooks = base.event_hooks
-    base.close()
+    # the hooks huggingface_hub's default_client_factory gives its client (2.4.0), not that client itself: made with
+    # trust_env, it reads the proxy variables as it is made, and a proxy httpx cannot use (a SOCKS one without
+    # socksio, an ftp:// one) raised out of every Hub request with a traceback
+    hooks = {"request": [hf_request_event_hook]}
     # a pattern mapped to None is asked directly (NO_PROXY); the others through their proxy
-    mounts = {pattern: None if proxy is None else _HubTransport(httpx2.HTTPTransport(proxy=proxy),
-                                                                _proxy_named(pattern, proxy))
-              for pattern, proxy in get_environment_proxies().items() if not pattern.startswith("all://") or proxy is None}
+    mounts = {pattern: None if proxy is None else _proxy_transport(pattern, proxy)
+              for pattern, proxy in get_environment_proxies().items()}
     return httpx2.Client(
         transport=_HubTransport(httpx2.HTTPTransport()), event_hooks=hooks, follow_redirects=True, timeout=None,
         trust_env=False, mounts=mounts,
     )
+
+
+def _proxy_transport(pattern: str, proxy: str) -> _HubTransport:
+    """The transport of the requests ``pattern`` matches, through ``proxy``; a ConfigError naming the variable when
+    httpx cannot use that proxy (a SOCKS proxy needs the ``socksio`` package; an unknown scheme)."""
+    import httpx2
+
+    named = _proxy_named(pattern, proxy)
+    try:
+        return _HubTransport(httpx2.HTTPTransport(proxy=proxy), named)
+    except ImportError:
+        import sys
+
+        raise ConfigError(f"{named[1]} names the SOCKS proxy {named[0]}, which needs the socksio package: install it "
+                          f"(`{sys.executable} -m pip install socksio`), or name an HTTP proxy there") from None
+    except (ValueError, httpx2.InvalidURL):  # its message would quote the URL, password and all
+        raise ConfigError(f"{named[1]} names the proxy {named[0]}, which is not a proxy URL the Hub client can use: "
+                          "name an http://, https:// or socks5:// proxy there, or unset it") from None
 
 
 def _proxy_named(pattern: str, proxy: str) -> tuple[str, str]:

@@ -1196,3 +1196,79 @@ def test_an_unreachable_proxy_is_named_not_taken_for_the_hub(hub_server, monkeyp
             monkeypatch.delenv(variable)
     finally:
         close_session()  # the next test's client is made without these variables
+
+
+def test_all_proxy_is_honoured_in_either_case_and_a_proxy_httpx_cannot_use_is_a_config_error(hub_server, monkeypatch,
+                                                                                              sleeps):
+    """ALL_PROXY (or all_proxy) with no HTTP(S)_PROXY: the Hub is asked through the proxy it names, as httpx, requests
+    and curl use it (NO_PROXY still wins for the hosts it names). A proxy httpx cannot use (ALL_PROXY a SOCKS proxy
+    without the socksio package, HTTPS_PROXY an ftp:// URL) is a ConfigError (exit 2) naming the variable and what to
+    do, its password not shown. Before, ALL_PROXY was not read (the Hub asked directly: behind a proxy it names, no
+    Hub), and either of those two raised an ImportError / ValueError out of every Hub request."""
+    import importlib.util
+    import threading
+    import urllib.error
+    import urllib.request
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from huggingface_hub import close_session
+
+    from indexer.errors import ConfigError
+
+    seen = []
+
+    class Forward(BaseHTTPRequestHandler):  # a plain HTTP proxy: the request line holds the absolute URL
+        def do_GET(self):
+            seen.append(self.path)
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "proxy-connection")}
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            try:
+                r = opener.open(urllib.request.Request(self.path, headers=headers))
+                status, body, got = r.status, r.read(), r.headers
+            except urllib.error.HTTPError as e:
+                status, body, got = e.code, e.read(), e.headers
+            self.send_response(status)
+            for k, v in got.items():
+                if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        for variable in ("ALL_PROXY", "all_proxy"):
+            monkeypatch.setenv(variable, f"http://127.0.0.1:{proxy.server_address[1]}")
+            close_session()  # huggingface_hub keeps one client: the next request makes it again, reading the variables
+            seen.clear()
+            assert HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")["likes"] == 7
+            assert seen == [f"{hub_server.url}/api/models/fake-org/tiny-lb"], (variable, seen)
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # a host NO_PROXY names: asked directly
+            close_session()
+            seen.clear()
+            assert HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")["likes"] == 7
+            assert seen == [], seen
+            monkeypatch.delenv("NO_PROXY")
+            monkeypatch.delenv(variable)
+        bad = [("HTTPS_PROXY", "ftp://someone:s3cret@127.0.0.1:1", "is not a proxy URL the Hub client can use")]
+        if importlib.util.find_spec("socksio") is None:
+            bad.append(("ALL_PROXY", "socks5://someone:s3cret@127.0.0.1:1", "needs the socksio package"))
+        for variable, value, words in bad:
+            monkeypatch.setenv(variable, value)
+            close_session()
+            with pytest.raises(ConfigError) as got:
+                HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")
+            assert str(got.value).startswith(f"{variable} names ") and words in str(got.value), str(got.value)
+            assert "s3cret" not in str(got.value) and "someone" not in str(got.value), str(got.value)
+            monkeypatch.delenv(variable)
+    finally:
+        close_session()  # the next test's client is made without these variables
+        proxy.shutdown()
+        proxy.server_close()
