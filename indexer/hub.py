@@ -177,6 +177,15 @@ class _Unreachable(Exception):
         self.proxy = proxy
 
 
+class _ProxyRefused(Exception):
+    """The proxy requests go through answered 4xx itself (407: it asks for credentials; 403: its rules forbid the
+    host): an answer, not retried."""
+
+    def __init__(self, answer: str, proxy: tuple[str, str]):
+        super().__init__(answer)
+        self.proxy = proxy
+
+
 class _Unsafe(Exception):
     """The server answered a commit sha or ETag that would become a path outside the cache."""
 
@@ -233,10 +242,14 @@ class _HubTransport:
                 raise
             if self.proxy is None:
                 raise _Retryable(f"the connection failed ({type(exc).__name__})") from exc
+            if isinstance(exc, httpx2.ProxyError) and str(exc).startswith("4"):  # its CONNECT answer: "407 Proxy ..."
+                raise _ProxyRefused(str(exc), self.proxy) from exc
             raise _Retryable(f"the connection through the proxy {self.proxy[0]} ({self.proxy[1]}) failed "
                              f"({type(exc).__name__}{f': {exc}' if str(exc) else ''})") from exc
         try:
             _check_file_headers(request, response)
+            if expired is not None and self.proxy is not None and response.status_code == 407:  # http:// via a proxy
+                raise _ProxyRefused(f"407 {response.reason_phrase}".strip(), self.proxy)
             if expired is not None and response.status_code in RETRY_STATUS:
                 raise _Retryable(f"the Hub answered {response.status_code}", response.status_code,
                                  _retry_after(response))
@@ -1021,6 +1034,13 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
                 return _unavailable(what, repo, endpoint, e.status), e.retry_after
             why = f"{e} talking to {endpoint}"
             return HubUnreachableError(f"cannot {what} {repo}: {why}", why), 0.0
+        if isinstance(e, _ProxyRefused):
+            proxy, variable = e.proxy
+            how = (f"it asks for credentials: give them in {variable} (http://USER:PASSWORD@HOST:PORT)"
+                   if str(e).startswith("407") else f"check the proxy's rules for {endpoint}, or unset {variable} (or "
+                   "name the host in NO_PROXY) to reach the Hub without it")
+            return HubError(f"cannot {what} {repo}: the proxy {proxy} ({variable}) refused the request to {endpoint} "
+                            f"({e}): {how}"), None
         if isinstance(e, _Unreachable) and e.proxy:
             proxy, variable = e.proxy
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to the proxy {proxy} ({variable}) that "

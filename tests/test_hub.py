@@ -1272,3 +1272,58 @@ def test_all_proxy_is_honoured_in_either_case_and_a_proxy_httpx_cannot_use_is_a_
         close_session()  # the next test's client is made without these variables
         proxy.shutdown()
         proxy.server_close()
+
+
+def test_a_proxy_that_refuses_the_request_is_named_and_not_retried(hub_server, monkeypatch, sleeps):
+    """A proxy answering 407 (it asks for credentials) or 403 (its rules forbid the host), to the CONNECT of an
+    https:// endpoint or to a plain http:// request it would forward: a HubError naming the proxy and its variable and
+    what to do, not retried. Before, the CONNECT refusal was retried five times over 31 s as "the connection failed
+    (ProxyError)", and a forwarded request's 407 read "the Hub answered 407", the Hub blamed for the proxy's answer."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from huggingface_hub import close_session
+
+    answer = {"status": 407}
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_CONNECT(self):
+            self.send_response(answer["status"])
+            if answer["status"] == 407:
+                self.send_header("Proxy-Authenticate", 'Basic realm="corp"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_HEAD = do_CONNECT
+
+        def log_message(self, *args):
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{proxy.server_address[1]}"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", url)
+    monkeypatch.setenv("HTTPS_PROXY", url)
+    try:
+        for endpoint, variable in (("https://hub.example", "HTTPS_PROXY"), (hub_server.url, "HTTP_PROXY")):
+            for status, words in ((407, f"it asks for credentials: give them in {variable}"),
+                                  (403, f"check the proxy's rules for {endpoint}, or unset {variable}")):
+                answer["status"] = status
+                close_session()
+                with pytest.raises(HubError) as got:
+                    HubClient(endpoint=endpoint, sleep=sleeps.append).model_info("fake-org/tiny-lb")
+                msg = str(got.value)
+                assert not isinstance(got.value, HubUnreachableError), msg
+                if status == 403 and endpoint == hub_server.url:  # a forwarded 403 may be the Hub's own: the Hub's
+                    assert "refused to let" in msg or "needs a Hugging Face token" in msg, msg
+                    continue
+                assert (f"the proxy {url} ({variable}) refused the request to {endpoint} ({status} " in msg
+                        and words in msg), msg
+                assert sleeps == [], (status, endpoint, sleeps)
+    finally:
+        close_session()
+        proxy.shutdown()
+        proxy.server_close()
