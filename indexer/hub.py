@@ -367,6 +367,24 @@ def _offline() -> bool:
     return offline_variable() is not None
 
 
+def _endpoint_problem(endpoint: str, variable: str | None) -> str | None:
+    """What is wrong with a Hub endpoint no request can reach (no http:// or https:// scheme, no host: ``hub.corp:8080``,
+    ``htp://hub.corp``), naming the variable it came from; None for a URL. Before, each request failed inside httpx
+    ("the connection failed (UnsupportedProtocol)") and was retried for 31 s."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if ok:
+        return None
+    named = f"{variable} is {endpoint[:200]!r}" if variable else f"the Hub endpoint {endpoint[:200]!r} is"
+    return (f"{named}{', which is' if variable else ''} not an http:// or https:// URL with a host: set "
+            f"{variable or 'it'} to the Hub's URL (https://huggingface.co) or a mirror's (https://HOST[:PORT])")
+
+
 def _offline_message(what: str, repo: str) -> str:
     return f"cannot {what} {repo}: {offline_variable() or 'HF_HUB_OFFLINE'} is set; unset it to reach the Hub"
 
@@ -391,7 +409,9 @@ class HubClient:
         from huggingface_hub import HfApi, constants
         from huggingface_hub import get_token
 
-        self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+        given = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        self.endpoint = given.rstrip("/")
+        self._endpoint_problem = _endpoint_problem(given, "HF_ENDPOINT" if endpoint is None else None)
         # the library reads HF_HUB_OFFLINE once at import; make the environment at call time the truth
         constants.HF_HUB_OFFLINE = _offline()
         self._token = token or os.environ.get("HF_TOKEN") or get_token() or None
@@ -430,6 +450,8 @@ class HubClient:
         while the client is failing (an earlier operation gave up and none has succeeded since)."""
         if self.offline:
             raise HubError(_offline_message(what, repo))
+        if self._endpoint_problem is not None:  # no request could reach it: said at once, not retried for 31 s
+            raise HubUnreachableError(f"cannot {what} {repo}: {self._endpoint_problem}", self._endpoint_problem)
         start = self._clock()
         end = start + self.deadline
         token = _OPERATION.set(lambda: self._clock() > end)

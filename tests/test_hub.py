@@ -1327,3 +1327,20 @@ def test_a_proxy_that_refuses_the_request_is_named_and_not_retried(hub_server, m
         close_session()
         proxy.shutdown()
         proxy.server_close()
+
+
+@pytest.mark.parametrize("value", ["{host}", "htp://{host}", "http://", "ftp://{host}"])
+def test_an_hf_endpoint_that_is_no_http_url_is_said_at_once(hub_server, monkeypatch, sleeps, value):
+    """HF_ENDPOINT without an http:// or https:// scheme or host (`hub.corp:8080`, a typo `htp://`): the Hub error
+    names the variable and its value and says what to set, at once, without a request or a retry (an outage on which
+    a pull reads the home's Hub cache). Before, each request failed inside httpx, "the connection failed
+    (UnsupportedProtocol) talking to 127.0.0.1:PORT", retried for 31 s."""
+    value = value.format(host=hub_server.url.removeprefix("http://"))
+    monkeypatch.setenv("HF_ENDPOINT", value)
+    before = len(hub_server.log)
+    with pytest.raises(HubUnreachableError) as got:
+        HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")
+    assert str(got.value) == (f"cannot read model info of fake-org/tiny-lb: HF_ENDPOINT is {value!r}, which is not an "
+                              "http:// or https:// URL with a host: set HF_ENDPOINT to the Hub's URL "
+                              "(https://huggingface.co) or a mirror's (https://HOST[:PORT])")
+    assert sleeps == [] and len(hub_server.log) == before
