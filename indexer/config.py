@@ -44,8 +44,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "HF_TOKEN": ("(unset)", "Hugging Face token (read by huggingface_hub; never logged). `hf auth login` works too. `taskspace publish` needs one with write access (docs/PUBLISHING.md)."),
     "HF_ENDPOINT": ("https://huggingface.co", "Hub endpoint (read by huggingface_hub); tests point it at a local server."),
     "HF_HUB_OFFLINE": ("0", "Set to 1 (or true, yes, on) to forbid any Hub request (the encoder loads from installed packages anyway); TRANSFORMERS_OFFLINE set so counts the same."),
-    "HTTPS_PROXY": ("(unset)", "Proxy for Hub requests to an https:// endpoint (HTTP_PROXY for an http:// one; lower-case names too), read as httpx reads it; ALL_PROXY is not used."),
-    "NO_PROXY": ("(unset)", "Hosts the Hub requests go to directly, not through HTTPS_PROXY/HTTP_PROXY, as httpx and curl read it: comma-separated names (`example.com` also covers its subdomains), `host:port`, IP addresses, CIDR ranges (`10.0.0.0/8`), `*` for every host; e.g. the mirror HF_ENDPOINT names."),
+    "HTTPS_PROXY": ("(unset)", "Proxy for Hub requests to an https:// endpoint (HTTP_PROXY for an http:// one, ALL_PROXY for either when the other is unset; lower-case names too), read as httpx reads it; a socks5:// proxy needs the socksio package (a proxy the Hub client cannot use is a configuration error naming the variable, exit 2)."),
+    "NO_PROXY": ("(unset)", "Hosts the Hub requests go to directly, not through HTTPS_PROXY/HTTP_PROXY/ALL_PROXY, as httpx and curl read it: comma-separated names (`example.com` also covers its subdomains), `host:port`, IP addresses, CIDR ranges (`10.0.0.0/8`), `*` for every host; e.g. the mirror HF_ENDPOINT names."),
 }
 
 

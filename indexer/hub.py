@@ -9,7 +9,8 @@
   library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
-  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice; it records
+  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice, in one folder
+  per repo whatever the case its id is asked in (:meth:`HubClient._held_as`); it records
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
   whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
   :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
@@ -21,8 +22,9 @@
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
-  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubError`
-  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried);
+  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubUnavailableError`
+  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried; both
+  a :class:`HubOutageError`, on which a pull reads the home's Hub cache);
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
   GatedRepoError about the token; 404 -> :class:`NotFoundError`.
 - One retry layer, one deadline: every request huggingface_hub sends goes through :class:`_HubTransport` (installed
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import os
 import re
@@ -80,14 +83,30 @@ class _RevisionNotFound(NotFoundError):
     """The repo exists, the revision asked for does not (:meth:`HubClient.repo_snapshot` names it)."""
 
 
-class HubUnreachableError(HubError):
-    """The Hub endpoint cannot be connected to at all (DNS, refused, no network: not retried), or no answer came
-    through the retries (timeouts, dropped connections): an outage, not an answer (a 401/403/404 is one). ``reason``:
-    what failed, without the advice the message ends with (a pull falling back on the Hub cache warns with it)."""
+class HubOutageError(HubError):
+    """The Hub gave no usable answer however often it was asked: an outage, not an answer such as a 401/403/404 (a
+    pull falls back on the home's Hub cache then). ``reason``: what failed, without the advice the message ends with
+    (the pull's warning gives it after ``outage``, what the Hub did)."""
+
+    outage = "the Hub failed"
 
     def __init__(self, message: str, reason: str | None = None):
         super().__init__(message)
         self.reason = reason or message
+
+
+class HubUnreachableError(HubOutageError):
+    """The Hub endpoint cannot be connected to at all (DNS, refused, no network: not retried), or no answer came
+    through the retries (timeouts, dropped connections)."""
+
+    outage = "the Hub could not be reached"
+
+
+class HubUnavailableError(HubOutageError):
+    """The Hub answered 408, 429 or 5xx to every try (down, overloaded, rate limiting), or asked to wait past the
+    operation's deadline (``Retry-After``)."""
+
+    outage = "the Hub failed every try"
 
 
 def is_valid_revision(value: str) -> bool:
@@ -151,7 +170,20 @@ class _Retryable(Exception):
 
 
 class _Unreachable(Exception):
-    """The endpoint cannot be connected to at all."""
+    """The endpoint (or the proxy ``proxy`` names, through which it is asked) cannot be connected to at all."""
+
+    def __init__(self, detail: str, proxy: tuple[str, str] | None = None):
+        super().__init__(detail)
+        self.proxy = proxy
+
+
+class _ProxyRefused(Exception):
+    """The proxy requests go through answered 4xx itself (407: it asks for credentials; 403: its rules forbid the
+    host): an answer, not retried."""
+
+    def __init__(self, answer: str, proxy: tuple[str, str]):
+        super().__init__(answer)
+        self.proxy = proxy
 
 
 class _Unsafe(Exception):
@@ -185,8 +217,10 @@ def _check_file_headers(request, response) -> None:
 class _HubTransport:
     """Wraps huggingface_hub's HTTP transport (see the module docstring)."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, proxy: tuple[str, str] | None = None):
         self.inner = inner
+        #: the proxy requests go through, as errors name it, and its variable (:func:`_proxy_named`), or None
+        self.proxy = proxy
 
     def handle_request(self, request):
         import httpx2
@@ -199,16 +233,23 @@ class _HubTransport:
             request.extensions["timeout"] = {"connect": 10.0, "read": 60.0, "write": 60.0, "pool": 10.0}
         try:
             response = self.inner.handle_request(request)
-        except httpx2.ConnectError as exc:
+        except httpx2.ConnectError as exc:  # through a proxy, the connection to the proxy
             if expired is None:
                 raise
-            raise _Unreachable(str(exc) or type(exc).__name__) from exc
+            raise _Unreachable(str(exc) or type(exc).__name__, self.proxy) from exc
         except httpx2.TransportError as exc:
             if expired is None:
                 raise
-            raise _Retryable(f"the connection failed ({type(exc).__name__})") from exc
+            if self.proxy is None:
+                raise _Retryable(f"the connection failed ({type(exc).__name__})") from exc
+            if isinstance(exc, httpx2.ProxyError) and str(exc).startswith("4"):  # its CONNECT answer: "407 Proxy ..."
+                raise _ProxyRefused(str(exc), self.proxy) from exc
+            raise _Retryable(f"the connection through the proxy {self.proxy[0]} ({self.proxy[1]}) failed "
+                             f"({type(exc).__name__}{f': {exc}' if str(exc) else ''})") from exc
         try:
             _check_file_headers(request, response)
+            if expired is not None and self.proxy is not None and response.status_code == 407:  # http:// via a proxy
+                raise _ProxyRefused(f"407 {response.reason_phrase}".strip(), self.proxy)
             if expired is not None and response.status_code in RETRY_STATUS:
                 raise _Retryable(f"the Hub answered {response.status_code}", response.status_code,
                                  _retry_after(response))
@@ -224,24 +265,62 @@ class _HubTransport:
 def _client_factory():
     """huggingface_hub's HTTP client with :class:`_HubTransport` (and its request hooks: offline mode, request ids).
     Proxies are read from the environment as httpx reads them (``httpx2._utils.get_environment_proxies``: HTTP_PROXY,
-    HTTPS_PROXY, and NO_PROXY's hosts, domain suffixes, ``host:port``, IP addresses and CIDR ranges, ``*``), since a
-    client given its own transport reads none; ALL_PROXY is not used (it may name a SOCKS proxy, which needs a package
-    taskspace does not install). Before, NO_PROXY was not read: a mirror named there (HF_ENDPOINT) was asked through
-    the proxy, and behind a proxy that cannot reach it was unreachable."""
+    HTTPS_PROXY, ALL_PROXY for the schemes neither names, each in either case, and NO_PROXY's hosts, domain suffixes,
+    ``host:port``, IP addresses and CIDR ranges, ``*``), since a client given its own transport reads none. A proxy
+    the client cannot use (a SOCKS one without the ``socksio`` package, an unknown scheme) is a ConfigError naming
+    the variable. Before, NO_PROXY was not read: a mirror named there (HF_ENDPOINT) was asked through the proxy, and
+    behind a proxy that cannot reach it was unreachable; and ALL_PROXY was not read, so a network reached only through
+    the proxy it names (as httpx, requests and curl use it) had no Hub."""
     import httpx2
     from httpx2._utils import get_environment_proxies
-    from huggingface_hub.utils._http import default_client_factory
+    from huggingface_hub.utils._http import hf_request_event_hook
 
-    base = default_client_factory()
-    hooks = base.event_hooks
-    base.close()
+    # the hooks huggingface_hub's default_client_factory gives its client (2.4.0), not that client itself: made with
+    # trust_env, it reads the proxy variables as it is made, and a proxy httpx cannot use (a SOCKS one without
+    # socksio, an ftp:// one) raised out of every Hub request with a traceback
+    hooks = {"request": [hf_request_event_hook]}
     # a pattern mapped to None is asked directly (NO_PROXY); the others through their proxy
-    mounts = {pattern: None if proxy is None else _HubTransport(httpx2.HTTPTransport(proxy=proxy))
-              for pattern, proxy in get_environment_proxies().items() if not pattern.startswith("all://") or proxy is None}
+    mounts = {pattern: None if proxy is None else _proxy_transport(pattern, proxy)
+              for pattern, proxy in get_environment_proxies().items()}
     return httpx2.Client(
         transport=_HubTransport(httpx2.HTTPTransport()), event_hooks=hooks, follow_redirects=True, timeout=None,
         trust_env=False, mounts=mounts,
     )
+
+
+def _proxy_transport(pattern: str, proxy: str) -> _HubTransport:
+    """The transport of the requests ``pattern`` matches, through ``proxy``; a ConfigError naming the variable when
+    httpx cannot use that proxy (a SOCKS proxy needs the ``socksio`` package; an unknown scheme)."""
+    import httpx2
+
+    named = _proxy_named(pattern, proxy)
+    try:
+        return _HubTransport(httpx2.HTTPTransport(proxy=proxy), named)
+    except ImportError:
+        import sys
+
+        raise ConfigError(f"{named[1]} names the SOCKS proxy {named[0]}, which needs the socksio package: install it "
+                          f"(`{sys.executable} -m pip install socksio`), or name an HTTP proxy there") from None
+    except (ValueError, httpx2.InvalidURL):  # its message would quote the URL, password and all
+        raise ConfigError(f"{named[1]} names the proxy {named[0]}, which is not a proxy URL the Hub client can use: "
+                          "name an http://, https:// or socks5:// proxy there, or unset it") from None
+
+
+def _proxy_named(pattern: str, proxy: str) -> tuple[str, str]:
+    """(a proxy as errors name it: its URL without user name or password, the variable that set it): e.g.
+    ``("http://proxy.corp:3128", "HTTPS_PROXY")`` (the lower-case variable where it is set, as urllib and httpx read
+    it)."""
+    from urllib.parse import urlsplit
+
+    scheme = pattern.split("://", 1)[0]
+    variable = next((n for n in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY") if os.environ.get(n)),
+                    f"{scheme.upper()}_PROXY")
+    try:
+        parts = urlsplit(proxy)
+        shown = f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
+    except ValueError:
+        shown = "(unreadable URL)"
+    return shown, variable
 
 
 _installed = False
@@ -288,6 +367,24 @@ def _offline() -> bool:
     return offline_variable() is not None
 
 
+def _endpoint_problem(endpoint: str, variable: str | None) -> str | None:
+    """What is wrong with a Hub endpoint no request can reach (no http:// or https:// scheme, no host: ``hub.corp:8080``,
+    ``htp://hub.corp``), naming the variable it came from; None for a URL. Before, each request failed inside httpx
+    ("the connection failed (UnsupportedProtocol)") and was retried for 31 s."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if ok:
+        return None
+    named = f"{variable} is {endpoint[:200]!r}" if variable else f"the Hub endpoint {endpoint[:200]!r} is"
+    return (f"{named}{', which is' if variable else ''} not an http:// or https:// URL with a host: set "
+            f"{variable or 'it'} to the Hub's URL (https://huggingface.co) or a mirror's (https://HOST[:PORT])")
+
+
 def _offline_message(what: str, repo: str) -> str:
     return f"cannot {what} {repo}: {offline_variable() or 'HF_HUB_OFFLINE'} is set; unset it to reach the Hub"
 
@@ -312,7 +409,9 @@ class HubClient:
         from huggingface_hub import HfApi, constants
         from huggingface_hub import get_token
 
-        self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+        given = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        self.endpoint = given.rstrip("/")
+        self._endpoint_problem = _endpoint_problem(given, "HF_ENDPOINT" if endpoint is None else None)
         # the library reads HF_HUB_OFFLINE once at import; make the environment at call time the truth
         constants.HF_HUB_OFFLINE = _offline()
         self._token = token or os.environ.get("HF_TOKEN") or get_token() or None
@@ -351,6 +450,8 @@ class HubClient:
         while the client is failing (an earlier operation gave up and none has succeeded since)."""
         if self.offline:
             raise HubError(_offline_message(what, repo))
+        if self._endpoint_problem is not None:  # no request could reach it: said at once, not retried for 31 s
+            raise HubUnreachableError(f"cannot {what} {repo}: {self._endpoint_problem}", self._endpoint_problem)
         start = self._clock()
         end = start + self.deadline
         token = _OPERATION.set(lambda: self._clock() > end)
@@ -381,11 +482,9 @@ class HubClient:
                                     f"the next try would be in {delay:.0f} s")
                             why += f": {wait}, past this operation's {self.deadline:.0f} s deadline"
                         self._failing = True
-                        # no answer at all through the retries (timeouts, dropped connections): the Hub could not be
-                        # reached, as when it refuses connections (a pull falls back to the Hub cache then)
-                        if isinstance(err, HubUnreachableError):
-                            raise HubUnreachableError(f"{err} ({why}; {self.again})", f"{err.reason}, {why}") from None
-                        raise HubError(f"{err} ({why}; {self.again})") from None
+                        # no answer at all through the retries (timeouts, dropped connections), or only 408/429/5xx:
+                        # an outage, as when the Hub refuses connections (a pull falls back to the Hub cache then)
+                        raise type(err)(f"{err} ({why}; {self.again})", f"{err.reason}, {why}") from None
                     log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)
                     self._sleep(delay)
         finally:
@@ -589,6 +688,15 @@ class HubClient:
         names = ([exact] if (self.cache_dir / exact).is_dir() else []) + others
         return [n[len(prefix):].replace("--", "/", 1) for n in names]  # ids hold no "--": the first is the "/"
 
+    def _held_as(self, snapshot: RepoSnapshot) -> RepoSnapshot:
+        """The snapshot under the spelling of its repo id whose folder the cache holds already (of several, the first
+        in sorted order), so that one repo asked in two cases (`hub:Walk/Recs`, `hub:walk/recs`) is one folder, as
+        it is one repo on the Hub; the snapshot as it is when the cache holds none. Before, each spelling asked
+        online got a folder of its own, each with its own copy of the files."""
+        spellings = self._cached_spellings(snapshot.repo_id, snapshot.repo_type)
+        held = min(spellings) if spellings else snapshot.repo_id
+        return snapshot if held == snapshot.repo_id else dataclasses.replace(snapshot, repo_id=held)
+
     def cached_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
         """What the cache holds of the repo at ``revision`` (a commit sha, or a branch or tag: the commit it was when
         last fetched; default main), without asking the Hub: its files are those downloaded at that commit. The repo
@@ -666,33 +774,34 @@ class HubClient:
                            "could leave the cache)")
         if self.offline or cached:
             return self._cached_files(snapshot, files)
+        asked, snapshot = snapshot.repo_id, self._held_as(snapshot)  # the folder the cache holds the repo in
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
         root: Path | None = None
         for name in files:
             path = self._call(
-                f"download {name} from", snapshot.repo_id, snapshot.repo_type, hf_hub_download,
+                f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
                 snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
                 cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
             )
             if not _intact(path):  # huggingface_hub hands on a cached copy as it is: fetch a damaged one again
                 log.warning("Hub cache: %s of %s at %s is damaged (its bytes do not match the checksum it is stored "
-                            "under: cut short, a partial copy?); downloading it again", name, snapshot.repo_id,
+                            "under: cut short, a partial copy?); downloading it again", name, asked,
                             snapshot.sha)
                 path = self._call(
-                    f"download {name} from", snapshot.repo_id, snapshot.repo_type, hf_hub_download,
+                    f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
                     snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
                     cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
                     force_download=True,
                 )
                 if not _intact(path):
-                    raise HubError(f"the download of {name} from {snapshot.repo_id} does not match the checksum the "
+                    raise HubError(f"the download of {name} from {asked} does not match the checksum the "
                                    f"Hub at {self.endpoint} gave it; run the command again (a broken or hostile "
                                    "endpoint? check HF_ENDPOINT)")
             p = Path(path)
             real = os.path.realpath(p)
             if not (_inside(real, cache) and _inside(os.path.abspath(p), os.path.abspath(self.cache_dir))):
-                raise HubError(f"the download of {name} from {snapshot.repo_id} resolved to {real}, outside the Hub "
+                raise HubError(f"the download of {name} from {asked} resolved to {real}, outside the Hub "
                                f"cache {cache}; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
             root = p.parents[len(Path(name).parts) - 1]
         if root is None:  # nothing to fetch: the (empty) snapshot folder
@@ -743,19 +852,36 @@ class HubClient:
         name them and the blobs only they used (a download in progress, ``*.incomplete``, is left). A publish
         compares with one revision and a pull reads one, so a scheduled run's cache holds that one, not every revision
         it ever read. ``also``: revisions to keep as well (a commit sha, whole or short, or a branch or tag: the commit
-        the cache's refs say it was), e.g. those other sources of the home read. Best effort: what cannot be removed
-        is logged and stays."""
+        the cache's refs say it was), e.g. those other sources of the home read. The folders of the repo's id in other
+        cases lose their other revisions too, and go once they hold none. Best effort: what cannot be removed is
+        logged and stays."""
         import shutil
 
+        snapshot = self._held_as(snapshot)
         storage = self._storage(snapshot.repo_id, snapshot.repo_type)
         keep = storage / "snapshots" / snapshot.sha
         if not _SHA.match(snapshot.sha or "") or not keep.is_dir():
             return
+        self._keep_in(storage, {snapshot.sha}, also, snapshot.repo_id)
+        # the folders of the repo's other spellings (a home that fetched it as `Walk/Recs` and `walk/recs` before
+        # downloads went to the one folder the cache holds, :meth:`_held_as`): what they hold of other revisions too
+        for spelling in self._cached_spellings(snapshot.repo_id, snapshot.repo_type):
+            other = self._storage(spelling, snapshot.repo_type)
+            if spelling != snapshot.repo_id:
+                self._keep_in(other, set(), also, snapshot.repo_id)
+                with contextlib.suppress(OSError):
+                    if not any((other / "snapshots").iterdir()) if (other / "snapshots").is_dir() else True:
+                        shutil.rmtree(other)
+
+    def _keep_in(self, storage: Path, kept: set[str], also: Iterable[str], repo_id: str) -> None:
+        """:meth:`keep_only` in one folder of the cache: ``kept`` and the revisions ``also`` names stay."""
+        import shutil
+
         try:
             refs = {r: r.read_text().strip() for r in (storage / "refs").rglob("*") if r.is_file()} if (
                 storage / "refs").is_dir() else {}
-            held = [p.name for p in (storage / "snapshots").iterdir()]
-            kept = {snapshot.sha}
+            held = [p.name for p in (storage / "snapshots").iterdir()] if (storage / "snapshots").is_dir() else []
+            kept = set(kept)
             for rev in also:
                 if _SHA.match(rev or ""):
                     kept.add(rev)
@@ -763,7 +889,7 @@ class HubClient:
                     kept.add(refs[storage / "refs" / rev])
                 elif _SHORT_SHA.match(rev or ""):
                     kept.update(h for h in held if h.startswith(rev))
-            for other in (storage / "snapshots").iterdir():
+            for other in (storage / "snapshots").iterdir() if (storage / "snapshots").is_dir() else []:
                 if other.name not in kept:
                     shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
             for ref, sha in refs.items():
@@ -775,8 +901,7 @@ class HubClient:
                 if blob.name not in used and not blob.name.endswith(".incomplete") and blob.is_file():
                     blob.unlink()
         except OSError as exc:
-            log.warning("Hub cache: cannot remove the earlier revisions of %s from %s: %s", snapshot.repo_id,
-                        storage, exc)
+            log.warning("Hub cache: cannot remove the earlier revisions of %s from %s: %s", repo_id, storage, exc)
 
     def _cached_files(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
         """The snapshot folder holding ``files`` at the snapshot's commit in the cache (offline :meth:`download`)."""
@@ -928,9 +1053,23 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
     for e in _chain(exc):  # the transport's own errors first (see _HubTransport)
         if isinstance(e, _Retryable):
             if e.status is not None:
-                return HubError(f"cannot {what} {repo}: the Hub answered {e.status}"), e.retry_after
+                return _unavailable(what, repo, endpoint, e.status), e.retry_after
             why = f"{e} talking to {endpoint}"
             return HubUnreachableError(f"cannot {what} {repo}: {why}", why), 0.0
+        if isinstance(e, _ProxyRefused):
+            proxy, variable = e.proxy
+            how = (f"it asks for credentials: give them in {variable} (http://USER:PASSWORD@HOST:PORT)"
+                   if str(e).startswith("407") else f"check the proxy's rules for {endpoint}, or unset {variable} (or "
+                   "name the host in NO_PROXY) to reach the Hub without it")
+            return HubError(f"cannot {what} {repo}: the proxy {proxy} ({variable}) refused the request to {endpoint} "
+                            f"({e}): {how}"), None
+        if isinstance(e, _Unreachable) and e.proxy:
+            proxy, variable = e.proxy
+            return HubUnreachableError(f"cannot {what} {repo}: cannot connect to the proxy {proxy} ({variable}) that "
+                                       f"requests to {endpoint} go through; check that the proxy runs and the "
+                                       f"variable names it, or unset {variable} (or name the host in NO_PROXY) to "
+                                       "reach the Hub without it, or set HF_HUB_OFFLINE=1 to work without the Hub",
+                                       f"cannot connect to the proxy {proxy} ({variable}): {e}"), None
         if isinstance(e, _Unreachable):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or "
                                        "HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to work without the Hub",
@@ -961,7 +1100,7 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, hf.HfHubHTTPError) and getattr(e, "response", None) is not None:
             status = e.response.status_code
             if status in RETRY_STATUS:
-                return HubError(f"cannot {what} {repo}: the Hub answered {status}"), _retry_after(e.response)
+                return _unavailable(what, repo, endpoint, status), _retry_after(e.response)
             if status in (401, 403):
                 return _auth_error(what, repo, kind, url, has_token, status, endpoint), None
             if status == 404:
@@ -975,6 +1114,12 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
                                        f"({type(e).__name__})", f"the connection to {endpoint} failed "
                                        f"({type(e).__name__})"), 0.0
     return None, None
+
+
+def _unavailable(what: str, repo: str, endpoint: str, status: int) -> HubUnavailableError:
+    """A 408/429/5xx answer (retried; :meth:`HubClient._call` says how often when it gives up)."""
+    return HubUnavailableError(f"cannot {what} {repo}: the Hub answered {status}",
+                               f"the Hub at {endpoint} answered {status}")
 
 
 def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") -> GatedRepoError:

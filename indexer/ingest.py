@@ -438,7 +438,7 @@ class Ingester:
         from .hub import is_safe_repo_path, is_valid_repo_id
         from .sources import check_options, find_reader, plan_files, read_source
 
-        location = f"hub:{repo_id}"
+        location = self._hub_location(repo_id)
         s = self.summary
         try:
             snap = self.hub.repo_snapshot(repo_id, revision)
@@ -523,6 +523,18 @@ class Ingester:
         # Hub repo ids are ever asked of the Hub); before, every name that was not ORG/NAME (gpt-4o, a short name the
         # identity rules map) was rejected here, so a table of API models in a Hub repo stored nothing
         self.store_batch(batch)
+
+    def _hub_location(self, repo_id: str) -> str:
+        """``hub:ORG/REPO``, the stored source of the repo: the one stored under that id in another case where there is
+        one (the Hub's repo ids are case-insensitive: `hub:Fake-Org/Results` is the dataset `fake-org/results`).
+        Before, each spelling ingested was a source of its own, every outcome stored once per spelling."""
+        location = f"hub:{repo_id}"
+        if self.store.get_source(location) is not None:
+            return location
+        held = sorted(x.location for x in self.store.list_sources() if x.location.lower() == location.lower())
+        if held:
+            log.info("%s is the stored source %s (the Hub's repo ids are case-insensitive)", location, held[0])
+        return held[0] if held else location
 
     def _hub_revisions_in_use(self, repo_id: str) -> list[str] | None:
         """The revisions of the Hub repo ``repo_id`` (in any case: the Hub's ids are case-insensitive) that the

@@ -600,10 +600,11 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
     is read from the home's Hub cache at the revision asked (none: the commit main was when it was last fetched) when
     the cache holds every file the records need (``cached`` then says which revision and the variable), else the
     offline refusal naming the variable and what the cache lacks. A Hub that cannot be reached (refused or failed
-    connections, timeouts through the retries: :class:`~indexer.hub.HubUnreachableError`; not a 401/403/404, which are
-    answers) is read the same way from the cache, with a warning; a cache that cannot give the records leaves the Hub's
-    error as it was."""
-    from .hub import HubClient, HubUnreachableError
+    connections, timeouts through the retries: :class:`~indexer.hub.HubUnreachableError`) or that answers 408/429/5xx
+    through the retries (down, overloaded, rate limiting: :class:`~indexer.hub.HubUnavailableError`; not a
+    401/403/404, which are answers) is read the same way from the cache, with a warning; a cache that cannot give the
+    records leaves the Hub's error as it was."""
+    from .hub import HubClient, HubOutageError
     from .ingest import parse_spec
 
     if spec.startswith("hub:"):
@@ -616,7 +617,7 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
             return _fetch_cached(hub, repo, rev or None, space)
         try:
             return _fetch_hub(hub, repo, rev or None, space)
-        except HubUnreachableError as exc:  # an outage (no answer at all), not an answer such as 401/403/404
+        except HubOutageError as exc:  # an outage (no answer, or 408/429/5xx through the retries), not a 401/403/404
             return _fetch_cached(hub, repo, rev or None, space, unreachable=exc)
     root = Path(spec).expanduser()
     if not root.is_dir():
@@ -653,10 +654,11 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
                   unreachable: Exception | None = None) -> tuple[Path, str, str, dict]:
     """:func:`_fetch` offline: the records from the Hub cache (see there). Before, an offline pull refused even with
     every file in the cache (huggingface_hub serves cached files offline). ``unreachable``: the error of a Hub that
-    could not be reached (HF_HUB_OFFLINE unset: refused or failed connections, timeouts through the retries): the
-    same from the cache, with a warning naming the commit used (``cached["unreachable"]`` the error); a cache that
-    cannot give the records raises that error as it was. Before, such a pull failed with exit 4 whatever the cache
-    held, unless HF_HUB_OFFLINE was set."""
+    could not be reached (HF_HUB_OFFLINE unset: refused or failed connections, timeouts through the retries) or that
+    answered 408/429/5xx through them: the same from the cache, with a warning naming the commit used
+    (``cached["unreachable"]`` the error); a cache that cannot give the records raises that error as it was. Before,
+    such a pull failed with exit 4 whatever the cache held, unless HF_HUB_OFFLINE was set (and until later, a Hub
+    answering 503 through the retries failed it still)."""
     from .hub import offline_variable
 
     try:
@@ -676,8 +678,9 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
     cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable(), "unreachable": reason}
     if unreachable is not None:
         which = cached_revision_said(snap.sha, snap.ref)
-        log.warning("pull: the Hub could not be reached (%s): pulled hub:%s at %s from this home's Hub cache (%s); "
-                    "it may not be the newest revision", reason, snap.repo_id, snap.sha, which)
+        log.warning("pull: %s (%s): pulled hub:%s at %s from this home's Hub cache (%s); it may not be the newest "
+                    "revision", getattr(unreachable, "outage", "the Hub could not be reached"), reason, snap.repo_id,
+                    snap.sha, which)
     else:
         log.info("pull: %s is set: hub:%s read from the Hub cache at %s (%s); not checked for a newer revision",
                  cached["variable"], snap.repo_id, snap.sha, snap.ref)

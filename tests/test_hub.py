@@ -1163,3 +1163,184 @@ def test_no_proxy_names_the_hub_endpoint_and_it_is_reached_without_the_proxy(hub
             HubClient(backoff=0, sleep=lambda s: None).model_info("fake-org/tiny-lb")
     finally:
         close_session()  # the next test's client is made without these variables
+
+
+def test_an_unreachable_proxy_is_named_not_taken_for_the_hub(hub_server, monkeypatch, sleeps):
+    """HTTPS_PROXY (or https_proxy, HTTP_PROXY) naming a port nothing listens on: the error names the proxy (without
+    its user name and password) and the variable that set it, says to check it or unset the variable (or name the
+    host in NO_PROXY), and is not retried; a pull falls back on the Hub cache as for any outage (a
+    HubUnreachableError). Before, "cannot connect to http://127.0.0.1:PORT; check the network or HF_ENDPOINT": the
+    Hub endpoint blamed, which answers, and the proxy named nowhere."""
+    import socket
+
+    from huggingface_hub import close_session
+
+    with socket.socket() as s:  # the "proxy": a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        for variable in ("HTTP_PROXY", "http_proxy"):  # the fake Hub is http://
+            monkeypatch.setenv(variable, f"http://someone:s3cret@127.0.0.1:{closed}")
+            close_session()  # huggingface_hub keeps one client: the next request makes it again, reading the variables
+            with pytest.raises(HubUnreachableError) as got:
+                HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")
+            msg = str(got.value)
+            assert (f"cannot connect to the proxy http://127.0.0.1:{closed} ({variable}) that requests to "
+                    f"{hub_server.url} go through" in msg and f"unset {variable}" in msg and "NO_PROXY" in msg), msg
+            assert "s3cret" not in msg and "someone" not in msg and "s3cret" not in got.value.reason, msg
+            assert got.value.reason.startswith(f"cannot connect to the proxy http://127.0.0.1:{closed} ({variable})")
+            assert sleeps == [], sleeps
+            monkeypatch.delenv(variable)
+    finally:
+        close_session()  # the next test's client is made without these variables
+
+
+def test_all_proxy_is_honoured_in_either_case_and_a_proxy_httpx_cannot_use_is_a_config_error(hub_server, monkeypatch,
+                                                                                              sleeps):
+    """ALL_PROXY (or all_proxy) with no HTTP(S)_PROXY: the Hub is asked through the proxy it names, as httpx, requests
+    and curl use it (NO_PROXY still wins for the hosts it names). A proxy httpx cannot use (ALL_PROXY a SOCKS proxy
+    without the socksio package, HTTPS_PROXY an ftp:// URL) is a ConfigError (exit 2) naming the variable and what to
+    do, its password not shown. Before, ALL_PROXY was not read (the Hub asked directly: behind a proxy it names, no
+    Hub), and either of those two raised an ImportError / ValueError out of every Hub request."""
+    import importlib.util
+    import threading
+    import urllib.error
+    import urllib.request
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from huggingface_hub import close_session
+
+    from indexer.errors import ConfigError
+
+    seen = []
+
+    class Forward(BaseHTTPRequestHandler):  # a plain HTTP proxy: the request line holds the absolute URL
+        def do_GET(self):
+            seen.append(self.path)
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "proxy-connection")}
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            try:
+                r = opener.open(urllib.request.Request(self.path, headers=headers))
+                status, body, got = r.status, r.read(), r.headers
+            except urllib.error.HTTPError as e:
+                status, body, got = e.code, e.read(), e.headers
+            self.send_response(status)
+            for k, v in got.items():
+                if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        for variable in ("ALL_PROXY", "all_proxy"):
+            monkeypatch.setenv(variable, f"http://127.0.0.1:{proxy.server_address[1]}")
+            close_session()  # huggingface_hub keeps one client: the next request makes it again, reading the variables
+            seen.clear()
+            assert HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")["likes"] == 7
+            assert seen == [f"{hub_server.url}/api/models/fake-org/tiny-lb"], (variable, seen)
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # a host NO_PROXY names: asked directly
+            close_session()
+            seen.clear()
+            assert HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")["likes"] == 7
+            assert seen == [], seen
+            monkeypatch.delenv("NO_PROXY")
+            monkeypatch.delenv(variable)
+        bad = [("HTTPS_PROXY", "ftp://someone:s3cret@127.0.0.1:1", "is not a proxy URL the Hub client can use")]
+        if importlib.util.find_spec("socksio") is None:
+            bad.append(("ALL_PROXY", "socks5://someone:s3cret@127.0.0.1:1", "needs the socksio package"))
+        for variable, value, words in bad:
+            monkeypatch.setenv(variable, value)
+            close_session()
+            with pytest.raises(ConfigError) as got:
+                HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")
+            assert str(got.value).startswith(f"{variable} names ") and words in str(got.value), str(got.value)
+            assert "s3cret" not in str(got.value) and "someone" not in str(got.value), str(got.value)
+            monkeypatch.delenv(variable)
+    finally:
+        close_session()  # the next test's client is made without these variables
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def test_a_proxy_that_refuses_the_request_is_named_and_not_retried(hub_server, monkeypatch, sleeps):
+    """A proxy answering 407 (it asks for credentials) or 403 (its rules forbid the host), to the CONNECT of an
+    https:// endpoint or to a plain http:// request it would forward: a HubError naming the proxy and its variable and
+    what to do, not retried. Before, the CONNECT refusal was retried five times over 31 s as "the connection failed
+    (ProxyError)", and a forwarded request's 407 read "the Hub answered 407", the Hub blamed for the proxy's answer."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from huggingface_hub import close_session
+
+    answer = {"status": 407}
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_CONNECT(self):
+            self.send_response(answer["status"])
+            if answer["status"] == 407:
+                self.send_header("Proxy-Authenticate", 'Basic realm="corp"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_HEAD = do_CONNECT
+
+        def log_message(self, *args):
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{proxy.server_address[1]}"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", url)
+    monkeypatch.setenv("HTTPS_PROXY", url)
+    try:
+        for endpoint, variable in (("https://hub.example", "HTTPS_PROXY"), (hub_server.url, "HTTP_PROXY")):
+            for status, words in ((407, f"it asks for credentials: give them in {variable}"),
+                                  (403, f"check the proxy's rules for {endpoint}, or unset {variable}")):
+                answer["status"] = status
+                close_session()
+                with pytest.raises(HubError) as got:
+                    HubClient(endpoint=endpoint, sleep=sleeps.append).model_info("fake-org/tiny-lb")
+                msg = str(got.value)
+                assert not isinstance(got.value, HubUnreachableError), msg
+                if status == 403 and endpoint == hub_server.url:  # a forwarded 403 may be the Hub's own: the Hub's
+                    assert "refused to let" in msg or "needs a Hugging Face token" in msg, msg
+                    continue
+                assert (f"the proxy {url} ({variable}) refused the request to {endpoint} ({status} " in msg
+                        and words in msg), msg
+                assert sleeps == [], (status, endpoint, sleeps)
+    finally:
+        close_session()
+        proxy.shutdown()
+        proxy.server_close()
+
+
+@pytest.mark.parametrize("value", ["{host}", "htp://{host}", "http://", "ftp://{host}"])
+def test_an_hf_endpoint_that_is_no_http_url_is_said_at_once(hub_server, monkeypatch, sleeps, value):
+    """HF_ENDPOINT without an http:// or https:// scheme or host (`hub.corp:8080`, a typo `htp://`): the Hub error
+    names the variable and its value and says what to set, at once, without a request or a retry (an outage on which
+    a pull reads the home's Hub cache). Before, each request failed inside httpx, "the connection failed
+    (UnsupportedProtocol) talking to 127.0.0.1:PORT", retried for 31 s."""
+    value = value.format(host=hub_server.url.removeprefix("http://"))
+    monkeypatch.setenv("HF_ENDPOINT", value)
+    before = len(hub_server.log)
+    with pytest.raises(HubUnreachableError) as got:
+        HubClient(sleep=sleeps.append).model_info("fake-org/tiny-lb")
+    assert str(got.value) == (f"cannot read model info of fake-org/tiny-lb: HF_ENDPOINT is {value!r}, which is not an "
+                              "http:// or https:// URL with a host: set HF_ENDPOINT to the Hub's URL "
+                              "(https://huggingface.co) or a mirror's (https://HOST[:PORT])")
+    assert sleeps == [] and len(hub_server.log) == before

@@ -389,6 +389,19 @@ def test_hub_lm_eval_and_lighteval_repos(store, hub_server):
     assert "fake-org/tiny-v1" in store.load_outcomes().models
 
 
+def test_a_hub_repo_ingested_in_another_case_is_the_one_source_stored(store, hub_server):
+    """`taskspace ingest hub:fake-org/lm-eval-results`, then `hub:Fake-Org/LM-Eval-Results` (the Hub's repo ids are
+    case-insensitive: one dataset): the second is that stored source, unchanged at its revision and skipped, not a
+    second source holding the same 84 outcomes. Before, `sources stored`
+    listed both, each with its 84 outcome cells."""
+    s = ingest("hub:fake-org/lm-eval-results", store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 84
+    again = ingest("hub:Fake-Org/LM-Eval-Results", store=store, fetch_metadata=False)
+    assert again.errors == [] and again.skipped == 1 and again.outcomes == 0, again
+    assert [x.location for x in store.list_sources()] == ["hub:fake-org/lm-eval-results"]
+    assert store.get_source("hub:Fake-Org/LM-Eval-Results") is None
+
+
 def test_hub_missing_repo_revision_and_offline(store, hub_server, monkeypatch):
     s = ingest("hub:fake-org/does-not-exist", store=store)
     (e,) = s.errors

@@ -2249,6 +2249,40 @@ def test_an_offline_pull_finds_the_hub_cache_of_the_record_set_fetched_in_anothe
     assert code == 4 and "holds no revision main of it" in err, err
 
 
+def test_online_pulls_of_one_record_set_in_two_cases_keep_one_cache_folder(publisher, hub_server, tmp_path,
+                                                                           monkeypatch):
+    """`taskspace pull hub:Tester/Recs` then `taskspace pull hub:tester/recs` (and `hub:TESTER/RECS`), online: the Hub's repo ids are case-insensitive, so the home's Hub cache holds the one folder the
+    first pull made, with the revision read last, and no file is downloaded twice. A home holding two folders from
+    before keeps one after the next pull (the other's revisions are removed as any earlier revision is). Before, each
+    spelling got a folder of its own (`datasets--Tester--Recs`, `datasets--tester--recs`), each with its own copy."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    first = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    cache = tmp_path / "home_b" / "hub"
+    pull("hub:Tester/Recs")
+    got = len(hub_server.downloads())
+    pull("hub:tester/recs")
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith("datasets--")) == ["datasets--Tester--Recs"]
+    assert len(hub_server.downloads()) == got  # every file was in the cache already
+    # a new revision, pulled in a third spelling: the same folder, holding that revision alone
+    _home(tmp_path, monkeypatch, "home_a")
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])
+    second = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    res = pull("hub:TESTER/RECS")
+    assert res.origin == f"hub:TESTER/RECS@{second}"
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith("datasets--")) == ["datasets--Tester--Recs"]
+    assert [p.name for p in (cache / "datasets--Tester--Recs" / "snapshots").iterdir()] == [second]
+    # a home with two folders from before: the next pull keeps one
+    shutil.copytree(cache / "datasets--Tester--Recs", cache / "datasets--tester--recs", symlinks=True)
+    pull(f"hub:tester/recs@{first}")
+    assert sorted(p.name for p in cache.iterdir() if p.name.startswith("datasets--")) == ["datasets--Tester--Recs"]
+    assert [p.name for p in (cache / "datasets--Tester--Recs" / "snapshots").iterdir()] == [first]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # and it is what an offline pull reads, in any spelling
+    assert pull(f"hub:tester/RECS@{first}").origin == f"hub:Tester/Recs@{first}"
+
+
 def test_a_pull_whose_hub_cannot_be_reached_reads_the_homes_hub_cache_with_a_warning(publisher, hub_server, tmp_path,
                                                                                      monkeypatch, capsys, caplog):
     """`taskspace pull hub:ORG/NAME` with HF_HUB_OFFLINE unset and the Hub unreachable (connection refused; dropped
@@ -2299,6 +2333,59 @@ def test_a_pull_whose_hub_cannot_be_reached_reads_the_homes_hub_cache_with_a_war
     monkeypatch.setenv("HF_ENDPOINT", closed)
     code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
     assert code == 4 and f"cannot connect to {closed}; check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1" in err
+    _assert_nothing_imported()
+
+
+def test_a_pull_whose_hub_answers_5xx_or_429_through_the_retries_reads_the_homes_hub_cache(publisher, hub_server,
+                                                                                            tmp_path, monkeypatch,
+                                                                                            capsys, caplog):
+    """`taskspace pull hub:ORG/NAME` while the Hub answers 503, 502 or 429 to every try (down, overloaded, rate
+    limiting) on a home whose Hub cache holds the record set: pulled from the cache, exit 0, with a warning naming
+    the commit and what the Hub answered (`cached.unreachable` in `--json`), as for a Hub refusing connections. A 403
+    or 404 is an answer, not an outage: the Hub's error, the cache not read. Before, only refused/dropped connections
+    fell back: a Hub answering 503 through the retries failed the pull (exit 4) whatever the cache held."""
+    import logging
+
+    from helpers import run_cli
+
+    from indexer.hub import HubClient
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    sha = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    pull("hub:tester/recs")  # online: fills home_b's Hub cache
+    for status in (503, 502, 429):
+        hub_server.fail("/api/datasets/tester/recs", [status] * 6)
+        sleeps = []
+        with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+            res = pull("hub:tester/recs", hub=HubClient(backoff=0.01, sleep=sleeps.append))
+        assert res.cached["revision"] == sha and len(sleeps) == 5, res.cached
+        assert f"answered {status}" in res.cached["unreachable"] and "gave up after 6 tries" in res.cached[
+            "unreachable"], res.cached
+        assert (f"pull: the Hub failed every try (the Hub at {hub_server.url} answered {status}" in caplog.text
+                and f"pulled hub:tester/recs at {sha} from this home's Hub cache" in caplog.text), caplog.text
+        hub_server._faults.clear()
+        caplog.clear()
+    # through the CLI (huggingface_hub's own waits are the client's: backoff 1 s; a Retry-After past the deadline
+    # gives up at once, which is the same outage)
+    hub_server.fail("/api/datasets/tester/recs", [(429, {"Retry-After": "3600"})])
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs", "--json")
+    assert code == 0, err
+    got = json.loads(out)["cached"]
+    assert got["revision"] == sha and "answered 429" in got["unreachable"] and "Retry-After" in got["unreachable"], got
+    hub_server._faults.clear()
+    # answers are not outages: 403 and 404 are the Hub's errors, nothing read from the cache
+    for status, exit_code, words in ((403, 4, "refused to let this token"), (404, 1, "not found")):
+        hub_server.fail("/api/datasets/tester/recs", [status] * 6)
+        code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+        assert code == exit_code and words in err and "Hub cache" not in err, (status, err)
+        hub_server._faults.clear()
+    # nothing cached: the Hub's error as before, nothing imported
+    _home(tmp_path, monkeypatch, "home_c")
+    hub_server.fail("/api/datasets/tester/recs", [(503, {"Retry-After": "3600"})])
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and "answered 503" in err and "nothing was pulled" in err, err
     _assert_nothing_imported()
 
 
