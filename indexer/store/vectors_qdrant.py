@@ -47,7 +47,9 @@ def client_filter(parsed) -> "models.Filter | None":
         if op == "empty":
             return models.IsEmptyCondition(is_empty=models.PayloadField(key=key))
         if op == "has_id":
-            return models.HasIdCondition(has_id=list(value))
+            return ClientEngine.id_condition(value)
+        if op == "made":  # a condition made already (ClientEngine.id_condition)
+            return value
         if op == "range":
             return models.FieldCondition(key=key, range=models.Range(**value))
         if op == "except":  # a value other than these, or none at all (parse_filter)
@@ -209,6 +211,11 @@ class ClientEngine:
                     for r in rows.tolist()]
             res = self._call(self.client.query_batch_points, name, requests=reqs)
         return [[(str(p.id), float(p.score), p.payload or {}, p.vector) for p in r.points] for r in res]
+
+    @staticmethod
+    def id_condition(ids) -> "models.HasIdCondition":
+        """As :meth:`indexer.store.vectors_edge.EdgeEngine.id_condition`: "the point's id is one of ``ids``"."""
+        return models.HasIdCondition(has_id=list(ids))
 
     def score_rows(self, name: str, rows: np.ndarray, flts: list, limit: int,
                    with_ids: bool) -> list[tuple[list[str] | None, np.ndarray]]:
