@@ -129,9 +129,10 @@ def normalise(spec: str) -> str:
 def source_key(spec: str) -> str:
     """What one configured source is, for :func:`add` and :func:`remove`: a normalised spec without its ``@REVISION``
     (one Hub repo is one stored source, ``hub:ORG/REPO``, whichever revision is read: two revisions configured would
-    each replace the other's results every pass)."""
+    each replace the other's results every pass), a Hub repo's in lower case (the Hub's repo ids are
+    case-insensitive: ``hub:Org/Repo`` is ``hub:org/repo``, whose stored source an ingest of either reads)."""
     spec = normalise(spec)
-    return spec.partition("@")[0] if spec_kind(spec) == "hub" else spec
+    return spec.partition("@")[0].lower() if spec_kind(spec) == "hub" else spec
 
 
 def reading(location: str, sources: list[SourceSpec]) -> list[SourceSpec]:
@@ -142,10 +143,10 @@ def reading(location: str, sources: list[SourceSpec]) -> list[SourceSpec]:
     out = []
     for s in sources:
         kind = spec_kind(s.spec)
-        if kind == "hub-org":
-            hit = location.startswith(f"hub:{s.spec[len('hub-org:'):]}/")
+        if kind == "hub-org":  # the Hub's ids in any case
+            hit = location.lower().startswith(f"hub:{s.spec[len('hub-org:'):]}/".lower())
         elif kind == "hub":
-            hit = source_key(s.spec) == location
+            hit = source_key(s.spec) == location.lower()
         else:
             key = source_key(s.spec)
             hit = (spec_kind(location) == "path" and Path(location).is_relative_to(key)

@@ -229,6 +229,28 @@ def test_a_hub_source_is_configured_once_whatever_its_revision_or_spelling(tmp_p
     assert ts("sources", "list").stdout.strip() == "hub:org/other@v2"
 
 
+def test_a_hub_source_is_configured_once_whatever_the_case_of_its_repo_id(tmp_path, caplog):
+    """`sources add hub:Fake-Org/Results` after `hub:fake-org/results` (the Hub's repo ids are case-insensitive: one
+    dataset, one stored source) replaces it, `sources remove` in any case removes it, a file naming it in two cases
+    by hand is read once (with the warning of two entries of one repo), and a configured spelling reads the stored
+    source of another (`sourcelist.reading`, which `sources drop` asks), as does a `hub-org:` in another case. Before,
+    each case was a source of its own: both configured, both read every pass."""
+    import logging
+
+    path = tmp_path / "sources.toml"
+    sourcelist.add(path, [SourceSpec("hub:fake-org/results")], check=False)
+    merged = sourcelist.add(path, [SourceSpec("hub:Fake-Org/Results@v2")], check=False)
+    assert [s.spec for s in merged] == ["hub:Fake-Org/Results@v2"]
+    assert sourcelist.remove(path, "hub:FAKE-ORG/results").spec == "hub:Fake-Org/Results@v2"
+    path.write_text('source = [\n    { spec = "hub:fake-org/results" },\n    { spec = "hub:Fake-Org/Results" },\n]\n')
+    with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
+        assert [s.spec for s in sourcelist.load(path)] == ["hub:Fake-Org/Results"]
+    assert "are one Hub repo" in caplog.text, caplog.text
+    configured = [SourceSpec("hub:Fake-Org/Results"), SourceSpec("hub-org:Other-Org")]
+    assert [s.spec for s in sourcelist.reading("hub:fake-org/results", configured)] == ["hub:Fake-Org/Results"]
+    assert [s.spec for s in sourcelist.reading("hub:other-org/x", configured)] == ["hub-org:Other-Org"]
+
+
 def test_a_path_inside_or_holding_a_configured_source_is_refused(tmp_path):
     """A folder and a file in it would be two sources storing every outcome twice: `sources add` of either when the
     other is configured is refused (nothing saved); before, both were added."""
