@@ -828,6 +828,17 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             # be true or false, not 'yes'"); before, pydantic's "Input should be a valid boolean, unable to interpret
             # input", which said neither what was sent nor what is taken
             kind, got, ctx = e.get("type"), e.get("input"), e.get("ctx") or {}
+            if kind in ("bool_parsing", "int_parsing") and isinstance(got, str) and not got.strip():
+                # an empty value (a form's empty field, ?offset=): no value, as every empty parameter is a 422; said so,
+                # with the way to its default (before: "offset must be an integer, not ''", naming no way out)
+                import json
+
+                dependant = getattr(request.scope.get("route"), "dependant", None)
+                default = next((p.field_info.default for p in getattr(dependant, "query_params", ())
+                                if p.alias == where), None)
+                takes = "true or false" if kind == "bool_parsing" else "an integer"
+                dflt = "no such filter" if default is None else f"its default, {json.dumps(default)}"
+                return f"{where} is empty: give {takes}, or leave {where} out for {dflt}"
             if kind == "bool_parsing":
                 return f"{where} must be true or false, not {got!r}"
             if kind in ("int_parsing", "int_from_float"):

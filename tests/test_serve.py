@@ -725,6 +725,25 @@ def test_a_filter_error_names_its_filter_once(client):
         assert err["message"] == said, err
 
 
+def test_an_empty_number_or_switch_parameter_says_to_leave_it_out_for_its_default(client):
+    """`GET /v1/models?offset=` (a form's empty field; `limit`, `min_evidence`, `exclude_gated`, `open_only` too) stays a
+    422, as every other empty parameter is (`?benchmark=`, `?pipeline_tag=`, `?space=`, `?license=`: an empty value is
+    no value of any of them, and taking it for the default would answer a page the client did not ask for without a
+    word), and now says it is empty and how to get the default: leave it out. Before, "offset must be an integer, not
+    ''", which named no way out."""
+    for name, takes, default in (("offset", "an integer", "its default, 0"), ("limit", "an integer", "its default, 50"),
+                                 ("min_evidence", "an integer", "no such filter"),
+                                 ("exclude_gated", "true or false", "its default, false"),
+                                 ("open_only", "true or false", "its default, false")):
+        for value in ("", " "):
+            err = assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name)
+            assert err["message"] == f"{name} is empty: give {takes}, or leave {name} out for {default}", err
+    for name in ("benchmark", "pipeline_tag", "measured_on", "license", "space", "min_params"):  # empty: a 422 each
+        assert client.get("/v1/models", params={name: ""}).status_code == 422, name
+    err = assert_error(client.get("/v1/models", params={"offset": "x"}), 422, "invalid_request", "offset")
+    assert err["message"] == "offset must be an integer, not 'x'"  # a value that is there keeps its words
+
+
 def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
     """A bad license of `filters.licenses` is named by its path as the client wrote it (`field`
     `filters.licenses[1]`, as `prompts[1]` or `vector[3]` are; `filters.licenses` for one sent as a string), the
