@@ -364,7 +364,10 @@ def predictive_variance(eig: Eigen, n: int, lam: np.ndarray, noise: np.ndarray, 
     base = (1.0 / n if eig.mu.any() else 0.0) + extra  # (q,)
     # V may keep only the eigenvectors of non-zero eigenvalues (stored factors): the rest of r weighs 1 / (2 lambda)
     rest = np.maximum((R * R).sum(axis=1) - Z.sum(axis=1), 0.0) if eig.V.shape[1] < eig.V.shape[0] else 0.0
-    out = base[:, None] + Z @ phi.T
+    # one row (a query): each model's sum on its own, so its bits do not depend on which models share the call
+    # (a matrix product's kernel sums in an order set by the number of models: a deep page's variances, computed for
+    # its candidates alone, differed in the last bit from the whole ranking's); rows of a fit: the product
+    out = base[:, None] + ((phi * Z).sum(axis=1)[None, :] if Z.shape[0] == 1 else Z @ phi.T)
     if np.ndim(rest):
         out = out + rest[:, None] / lam2[None, :]
     return np.asarray(noise, dtype=np.float64)[None, :] * out
