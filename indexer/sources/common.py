@@ -834,7 +834,7 @@ def _json_lines(f):
     numbered one past its own. A file whose lines end with lone CRs (classic Mac OS) still reads line by line."""
     it = iter(f)
     for text in it:
-        while _line_end(text) == "\r" and not text.rstrip().endswith(("}", "]")):
+        while text[-1:] == "\r" and not text.rstrip().endswith(("}", "]")):  # (a line of "\r\n" ends with "\n")
             try:
                 text += next(it)
             except StopIteration:
