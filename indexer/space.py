@@ -285,8 +285,11 @@ def eps_bound(n_prompts: int, texts_per_prompt: int = 1) -> float:
 def eps_problem(eps: float, n_prompts: int, space_or_params) -> str | None:
     """Why ``eps`` cannot be a space's (``space_or_params``: its params) on ``n_prompts`` prompts: it drops every
     component of every model (:func:`eps_bound`), so each model's score would be the same for every task; None when it
-    keeps one for some prompts."""
+    keeps one for some prompts, or when no prompt is stored (nothing to build yet)."""
     from .represent import is_split
+
+    if n_prompts <= 0:
+        return None
 
     split = is_split(space_or_params)
     bound = eps_bound(n_prompts, 2 if split else 1)

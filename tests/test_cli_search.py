@@ -317,6 +317,11 @@ def test_an_eps_that_drops_every_component_is_refused_by_index_and_a_space_built
     assert (f"error: space {space_name(space)}: eps 1e+09 drops every component of every model, whatever the prompts: "
             "the 10 stored prompts' embeddings (each of length 1) have a largest singular value of at most 3.162" in said), said
     assert f"`taskspace spaces drop {space_name(space)} --force`" in said, said
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "empty"))  # a home of no prompt yet: nothing to bound
+    monkeypatch.setenv("TASKSPACE_EPS", "1e9")
+    reset_settings()
+    code, _, err = run_cli(capsys, "index")
+    assert code == 0, err
 
 
 def test_search_eps_is_a_usage_error_saying_eps_is_how_a_space_is_built(capsys):

@@ -355,3 +355,23 @@ def test_one_path_written_twice_with_two_reading_options_is_read_at_the_later_en
             f"delete one of the two entries (`taskspace sources add {run} --metric acc_norm` leaves the one read)"
             in said), said
     assert sourcelist.add(cfg, [SourceSpec(str(run), metric="acc_norm")]) == got  # and `sources add` leaves one
+
+
+def test_an_option_a_hand_written_entry_gives_a_format_that_takes_none_says_the_command_that_drops_it(tmp_path):
+    """A hand-written `sources.toml` entry of a table folder with `model = "x"` (an lm-eval option): the pass records
+    the error at that source, now saying the command that configures it without the option (`taskspace sources add
+    SPEC`, which replaces the entry); before, "drop --model" alone, an option of no command the user gave."""
+    from helpers import write_table
+
+    ts = _cli(tmp_path)
+    data = tmp_path / "table"
+    write_table(data, "bench", {"m1": [1, 0]}, 2)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nmodel = "x"\n')
+    r = ts("index", "--json")
+    assert r.returncode == 1, r.stderr[-2000:]
+    (err,) = json.loads(r.stdout)["errors"]
+    assert err["message"] == ("--model applies only to lm_eval and lighteval sources, not to this table source; drop "
+                              f"--model (for this configured source: `taskspace sources add {data}`)"), err
+    assert ts("sources", "add", str(data)).returncode == 0  # as it says: the entry without model
+    assert ts("sources", "list").stdout.strip() == str(data)

@@ -1556,3 +1556,25 @@ def test_a_table_file_holding_the_other_format_than_its_name_says_is_one_error_s
     (tmp_path / "prompts.jsonl").unlink()
     (tmp_path / "prompts.csv").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q1?"}\n')
     assert errors_of(read_source(tmp_path))[0] == ("prompts.csv", 1, json_said.format("CSV"))
+
+
+def test_a_raw_carriage_return_inside_a_json_line_is_one_error_at_its_line_and_later_lines_keep_their_numbers(tmp_path):
+    """A raw CR inside a JSON string (a text pasted from an old Mac or a web form, the line written by hand) in a
+    JSON-lines file of line-feed lines: the line is one line, rejected with one error at it saying what the character is
+    and how JSON writes it, and the lines after it keep the numbers an editor shows. Before, the reader ended the line at
+    the CR: "Invalid control character ... the line breaks off before its end", then "Extra data" at a line 2 the editor
+    does not show, and every later error one line past its own. A file whose lines end with lone CRs still reads."""
+    (tmp_path / "prompts.jsonl").write_bytes(b'{"prompt_id": "p1", "benchmark": "b", "text": "What is\r2+2?"}\n'
+                                             b'{"prompt_id": "p2", "benchmark": "b", "text": "Q2?"}\n'
+                                             b'{"prompt_id": "p3", "benchmark": "b", "text": "Q3?"\n')
+    write_outcomes(tmp_path, "csv", [("m1", "p2", 1)])
+    batch = read_source(tmp_path)
+    assert [o.prompt_id for o in batch.iter_outcomes()] == ["p2"]
+    assert [e[:2] for e in errors_of(batch)] == [("prompts.jsonl", 1), ("prompts.jsonl", 3)]
+    assert errors_of(batch)[0][2] == ("malformed JSON line: a raw carriage return inside a string at column 55 (JSON "
+                                      "writes it as \\r); the line is skipped: fix it, or export the file again with a "
+                                      "JSON writer")
+    (tmp_path / "prompts.jsonl").write_bytes(b'{"prompt_id": "p2", "benchmark": "b", "text": "Q2?"}\r'
+                                             b'{"prompt_id": "p1", "benchmark": "b", "text": "Q1?"}\r')
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and [o.prompt_id for o in batch.iter_outcomes()] == ["p2"]

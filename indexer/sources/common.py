@@ -671,6 +671,12 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
         return (f"malformed JSON line: it holds {raw.count(chr(0))} NUL byte(s) (zeros a crash or an interrupted copy "
                 "leaves in a file); the line is skipped: copy or export the file again")
     cut = not raw.rstrip().endswith("}")  # a JSON object's line ends with its closing brace
+    if exc.msg == "Invalid control character at" and raw[exc.pos:exc.pos + 1] in ("\r", "\n", "\t"):  # (json.loads
+        # strict: a raw line break or tab inside a string); the line is whole, not cut
+        shown = {"\r": "carriage return", "\n": "line feed", "\t": "tab"}[raw[exc.pos]]
+        return (f"malformed JSON line: a raw {shown} inside a string at column {exc.pos + 1} (JSON writes it as "
+                f"{json.dumps(raw[exc.pos])[1:-1]}); the line is skipped: fix it, or export the file again with a "
+                "JSON writer")
     # (not exc.colno: past the line's own line break, that is column 1 of the next line; at most just past its end)
     col = min(exc.pos, len(raw.rstrip("\r\n"))) + 1
     where = f"{exc.msg} column {col}" if exc.msg.endswith(" at") else f"{exc.msg} at column {col}"
@@ -731,7 +737,7 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
                 yield line, row
         return
     first = True
-    for i, raw in enumerate(f, 1):
+    for i, raw in enumerate(_json_lines(f), 1):
         if not raw.strip():
             continue
         if raw.startswith("\ufeff"):  # a byte order mark where files were joined (`cat`): no content (before, "malformed
@@ -817,6 +823,23 @@ def _csv_header(line: str) -> str | None:
         if len(parts) >= 2 and all(_HEADER_NAME.fullmatch(p) for p in parts):
             return name
     return None
+
+
+def _json_lines(f):
+    """The lines of a JSON-lines file as a universal-newline reader gives them, except that a line it ends at a lone
+    carriage return (``\r`` not followed by ``\n``) where no JSON value ends (the text before it does not end with
+    ``}`` or ``]``: a raw CR inside a string, a text pasted from an old Mac or a web form) goes on into the next: one
+    line, numbered as an editor numbers it, its error ("Invalid control character") at its own line. Before, the line
+    was cut there: an error at it, another ("Extra data") at a line the editor does not show, and every later line
+    numbered one past its own. A file whose lines end with lone CRs (classic Mac OS) still reads line by line."""
+    it = iter(f)
+    for text in it:
+        while text[-1:] == "\r" and not text.rstrip().endswith(("}", "]")):  # (a line of "\r\n" ends with "\n")
+            try:
+                text += next(it)
+            except StopIteration:
+                break
+        yield text
 
 
 def _stray_first_line(line: str) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
-from ..errors import InputError, arg, option_hint
+from ..errors import InputError, arg, option_hint, source_hint
 from ..records import SourceBatch, SourceInfo
 
 #: the reader modules of this package, in order of precedence among equally sure matches
@@ -81,8 +81,10 @@ def check_options(reader: "Reader", options: dict) -> None:
             continue
         takers = [r.name for r in readers() if name in r.options]
         flag = arg(name, flag=OPTION_FLAGS.get(name, name))  # the option under the CLI, else the parameter
+        # a configured source (sources.toml written by hand): the command that configures it without the option;
+        # before, "drop --model" alone, an option of no command the user gave
         raise ConfigError(f"{flag} applies only to {' and '.join(takers) or 'no'} sources, not to this {reader.name} "
-                          f"source; drop {flag}")
+                          f"source; drop {flag}{source_hint(name, None)}")
 
 
 def check_option_values(options: dict) -> None:
