@@ -830,7 +830,8 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         hits = list({h.key: h for hs in found_by for h in hs[:fetch]}.values())
         if not hits:
             return []
-        for got, into in zip(vectors.scores_of(name, "models", rows, [h.key for h in hits if h.key not in raw1]),
+        for got, into in zip(vectors.scores_of(name, "models", rows, [h.key for h in hits if h.key not in raw1],
+                                               memo={h.key: h.id for h in hits if h.id}),
                              (raw1, raw0)):
             into.update(got)
         shares = read_shares(hits)  # those of a smaller fetch are known already
@@ -921,7 +922,8 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
                               fields=[*VARIANCE_FIELDS, "num_parameters"] if offset else None)
         more = len(hits) > fetch
         if penalty is not None:  # the candidates' own scores (the next one's formula value stays the bound)
-            raw = vectors.scores_of(name, "models", search, [h.key for h in hits[:fetch]])[0]
+            raw = vectors.scores_of(name, "models", search, [h.key for h in hits[:fetch]],
+                                    memo={h.key: h.id for h in hits[:fetch] if h.id})[0]
             for h in hits[:fetch]:
                 h.score = raw[h.key]
         got = hits[:fetch]

@@ -976,15 +976,18 @@ class VectorStore:
         found = self._call(self._c(kind).query, target, rows, None, n, False, False)
         return [{pid: float(score) for pid, score, _, _ in rs} for rs in found]
 
-    def scores_of(self, space: str, kind: str, vectors, keys: Sequence[str]) -> list[dict[str, float]]:
+    def scores_of(self, space: str, kind: str, vectors, keys: Sequence[str],
+                  memo: dict[str, str] | None = None) -> list[dict[str, float]]:
         """For each row of ``vectors`` (n, dim), the inner product of each of these points (by key) with it: one
         exact search restricted to their ids (no payload, no vector read), all rows in one call. A key with no point
-        is absent from the dicts."""
+        is absent from the dicts. ``memo``: key -> point id of ``space`` and ``kind`` where known (the ids of hits a
+        search read: a deep page's candidates, 32,823 of them on the large home), the others made here."""
         rows = self._query_rows(space, kind, vectors)
         keys = list(dict.fromkeys(keys))
         if not keys:
             return [{} for _ in rows]
-        ids = {point_id(space, kind, str(k)): k for k in keys}
+        memo = {} if memo is None else memo
+        ids = {memo.get(k) or point_id(space, kind, str(k)): k for k in keys}
         found = self._query(space, kind, rows, ([("has_id", None, list(ids))], []), len(ids), False, payload=False,
                             raw=True)
         return [{ids[r[0]]: float(r[1]) for r in rs} for rs in found]
