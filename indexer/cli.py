@@ -28,7 +28,8 @@ app = typer.Typer(
          "  taskspace models --benchmark mmlu_pro/law\n\n"
          "Exit codes: 0 done; 1 input (a bad file or row, an unknown model or benchmark; some input rejected, the "
          "rest kept); 2 usage or configuration; 3 storage (database, index); 4 Hugging Face Hub; 5 encoder; 6 busy "
-         "(another process holds the index); 130 interrupted, 143 terminated.",
+         "(another process holds the index); 130 interrupted, 141 output closed (its reader stopped: `| head`), "
+         "143 terminated.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -943,6 +944,13 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)
+    except SystemExit as exc:
+        if isinstance(exc.__context__, BrokenPipeError):
+            # the reader of stdout went away (`taskspace models | head -1`): typer's handler stops quietly with exit
+            # 1, the code of an input error; 141 (128 + SIGPIPE) is what a shell shows for a program the closed pipe
+            # ended, nothing to say on stderr
+            sys.exit(141)
+        raise
     except typer.Exit as exc:
         _exit(exc.exit_code)
     except typer.Abort:

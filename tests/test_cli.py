@@ -439,3 +439,22 @@ def test_an_interrupted_or_aborted_command_under_json_says_so_in_json(monkeypatc
     assert got["exit"] == code and got["error"].startswith(said), err
     rc, out, err = run_cli(capsys, "demo")
     assert rc == code and err.strip().startswith(said) and not err.lstrip().startswith("{"), err
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-h"], ["benchmarks", "-h"], ["db", "current", "--url", "sqlite://"]])
+def test_output_to_a_closed_pipe_exits_141_silently_not_as_an_input_error(args, tmp_path):
+    """`taskspace models | head -1`: the reader closes the pipe before the command has written its output. The
+    command stops without a word and exits 141 (128 + SIGPIPE, as a shell shows a program SIGPIPE ended), which
+    `set -o pipefail` scripts know; before, typer's handler exited 1, the code of an input error (README: "1 input"),
+    so a script read "bad input" for a listing cut short on purpose."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone: every write to the pipe is EPIPE
+    try:
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], stdout=write, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "TASKSPACE_HOME": str(tmp_path)})
+    finally:
+        os.close(write)
+    assert res.returncode == 141, (res.returncode, res.stderr)
+    assert res.stderr == ""
