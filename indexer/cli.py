@@ -805,6 +805,24 @@ for _command in (cli_publish.publish, cli_publish.pull):
     app.command()(_command)
 
 
+def _summaries_in_one_paragraph(typer_app: typer.Typer) -> None:
+    """Give each command of ``typer_app`` and its groups, as its ``short_help``, the first paragraph of its help with
+    the docstring's line breaks made spaces: typer's command list (in its rich markup mode) keeps those breaks, where
+    the command's own ``-h`` joins them, so `taskspace -h` broke `demo`'s summary after "for sample prompts" and
+    `evaluate`'s after "(the paper's", short lines amid the panel; the summary is then wrapped at the width alone."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        text = info.help or inspect.getdoc(info.callback) or ""
+        if info.short_help is None and text:
+            info.short_help = " ".join(text.split("\n\n")[0].split())
+    for group in typer_app.registered_groups:
+        _summaries_in_one_paragraph(group.typer_instance)
+
+
+_summaries_in_one_paragraph(app)
+
+
 def _command_path(argv: list[str]) -> str:
     """``taskspace`` and the (sub)command names ``argv`` gives, for a usage error that comes without its context (the
     parser's, e.g. an option at the end without its value)."""

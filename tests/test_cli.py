@@ -458,3 +458,33 @@ def test_output_to_a_closed_pipe_exits_141_silently_not_as_an_input_error(args, 
         os.close(write)
     assert res.returncode == 141, (res.returncode, res.stderr)
     assert res.stderr == ""
+
+
+@pytest.mark.parametrize("group", [[], ["db"], ["sources"], ["spaces"]])
+def test_the_command_list_wraps_each_summary_at_the_width_not_at_the_docstrings_line_breaks(group):
+    """`taskspace -h` (and a group's `-h`) lists each command with its summary, the first paragraph of its help, wrapped
+    at the terminal's width as the command's own `-h` wraps it; before, typer's command list kept the line breaks of
+    the docstring, so `demo`'s summary broke after "for sample prompts" and `evaluate`'s after "(the paper's", short
+    lines in the middle of the panel at any width."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    out = CliRunner().invoke(app, [*group, "-h"], terminal_width=100).output
+    panel = out[out.index("─ Commands ─"):].split("\n")[1:]
+    panel = panel[:next(i for i, line in enumerate(panel) if line.startswith("╰"))]
+    width = max(len(line) for line in panel)
+    name_col = min(len(m.group(1)) for line in panel if (m := re.match(r"(│ \S+ +)\S", line)))
+    rows: list[list[str]] = []
+    for line in panel:
+        cell = line[name_col:].rstrip("│").rstrip()
+        if line[2] != " ":
+            rows.append([cell])
+        else:
+            rows[-1].append(cell)
+    room = width - name_col - 3  # the description column's width, less its border and padding
+    for row in rows:
+        for line, after in zip(row, row[1:]):
+            assert len(line) + 1 + len(after.split()[0]) > room, (line, after, room)
