@@ -28,7 +28,8 @@ app = typer.Typer(
          "  taskspace models --benchmark mmlu_pro/law\n\n"
          "Exit codes: 0 done; 1 input (a bad file or row, an unknown model or benchmark; some input rejected, the "
          "rest kept); 2 usage or configuration; 3 storage (database, index); 4 Hugging Face Hub; 5 encoder; 6 busy "
-         "(another process holds the index); 130 interrupted, 143 terminated.",
+         "(another process holds the index); 130 interrupted, 141 output closed (its reader stopped: `| head`), "
+         "143 terminated.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -804,6 +805,24 @@ for _command in (cli_publish.publish, cli_publish.pull):
     app.command()(_command)
 
 
+def _summaries_in_one_paragraph(typer_app: typer.Typer) -> None:
+    """Give each command of ``typer_app`` and its groups, as its ``short_help``, the first paragraph of its help with
+    the docstring's line breaks made spaces: typer's command list (in its rich markup mode) keeps those breaks, where
+    the command's own ``-h`` joins them, so `taskspace -h` broke `demo`'s summary after "for sample prompts" and
+    `evaluate`'s after "(the paper's", short lines amid the panel; the summary is then wrapped at the width alone."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        text = info.help or inspect.getdoc(info.callback) or ""
+        if info.short_help is None and text:
+            info.short_help = " ".join(text.split("\n\n")[0].split())
+    for group in typer_app.registered_groups:
+        _summaries_in_one_paragraph(group.typer_instance)
+
+
+_summaries_in_one_paragraph(app)
+
+
 def _command_path(argv: list[str]) -> str:
     """``taskspace`` and the (sub)command names ``argv`` gives, for a usage error that comes without its context (the
     parser's, e.g. an option at the end without its value)."""
@@ -943,6 +962,13 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)
+    except SystemExit as exc:
+        if isinstance(exc.__context__, BrokenPipeError):
+            # the reader of stdout went away (`taskspace models | head -1`): typer's handler stops quietly with exit
+            # 1, the code of an input error; 141 (128 + SIGPIPE) is what a shell shows for a program the closed pipe
+            # ended, nothing to say on stderr
+            sys.exit(141)
+        raise
     except typer.Exit as exc:
         _exit(exc.exit_code)
     except typer.Abort:

@@ -439,3 +439,52 @@ def test_an_interrupted_or_aborted_command_under_json_says_so_in_json(monkeypatc
     assert got["exit"] == code and got["error"].startswith(said), err
     rc, out, err = run_cli(capsys, "demo")
     assert rc == code and err.strip().startswith(said) and not err.lstrip().startswith("{"), err
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-h"], ["benchmarks", "-h"], ["db", "current", "--url", "sqlite://"]])
+def test_output_to_a_closed_pipe_exits_141_silently_not_as_an_input_error(args, tmp_path):
+    """`taskspace models | head -1`: the reader closes the pipe before the command has written its output. The
+    command stops without a word and exits 141 (128 + SIGPIPE, as a shell shows a program SIGPIPE ended), which
+    `set -o pipefail` scripts know; before, typer's handler exited 1, the code of an input error (README: "1 input"),
+    so a script read "bad input" for a listing cut short on purpose."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone: every write to the pipe is EPIPE
+    try:
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], stdout=write, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "TASKSPACE_HOME": str(tmp_path)})
+    finally:
+        os.close(write)
+    assert res.returncode == 141, (res.returncode, res.stderr)
+    assert res.stderr == ""
+
+
+@pytest.mark.parametrize("group", [[], ["db"], ["sources"], ["spaces"]])
+def test_the_command_list_wraps_each_summary_at_the_width_not_at_the_docstrings_line_breaks(group):
+    """`taskspace -h` (and a group's `-h`) lists each command with its summary, the first paragraph of its help, wrapped
+    at the terminal's width as the command's own `-h` wraps it; before, typer's command list kept the line breaks of
+    the docstring, so `demo`'s summary broke after "for sample prompts" and `evaluate`'s after "(the paper's", short
+    lines in the middle of the panel at any width."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    out = CliRunner().invoke(app, [*group, "-h"], terminal_width=100).output
+    panel = out[out.index("─ Commands ─"):].split("\n")[1:]
+    panel = panel[:next(i for i, line in enumerate(panel) if line.startswith("╰"))]
+    width = max(len(line) for line in panel)
+    name_col = min(len(m.group(1)) for line in panel if (m := re.match(r"(│ \S+ +)\S", line)))
+    rows: list[list[str]] = []
+    for line in panel:
+        cell = line[name_col:].rstrip("│").rstrip()
+        if line[2] != " ":
+            rows.append([cell])
+        else:
+            rows[-1].append(cell)
+    room = width - name_col - 3  # the description column's width, less its border and padding
+    for row in rows:
+        for line, after in zip(row, row[1:]):
+            assert len(line) + 1 + len(after.split()[0]) > room, (line, after, room)

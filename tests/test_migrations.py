@@ -429,3 +429,14 @@ def test_migration_0020_makes_a_stored_count_of_0_unknown_and_has_the_next_pass_
     migrate.upgrade_url(db_url)
     with Store(db_url) as st:
         assert {k: (st.get_model(k).num_parameters, st.get_model(k).num_parameters_from) for k in keys} == got
+
+
+@pytest.mark.parametrize("url", ["not a url", "nosuchdb://x/y", "sqlite:////nonexistent-folder-xyz/taskspace.db"])
+def test_a_bad_url_given_to_taskspace_db_is_told_to_be_fixed_where_it_was_given(url):
+    """`taskspace db current --url nosuch://x` (or `upgrade`, `downgrade`): the error says to fix the URL in
+    TASKSPACE_DATABASE_URL or in `--url` of `taskspace db`, as the errors of a URL that cannot connect do; before, it
+    said only "set TASKSPACE_DATABASE_URL to e.g. ...", which `--url` overrides, so following it changed nothing."""
+    for call in (migrate.status, migrate.upgrade_url):
+        with pytest.raises(StoreError) as info:
+            call(url)
+        assert "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`" in str(info.value), str(info.value)

@@ -24,7 +24,9 @@ from ..errors import DatabaseUnreachableError, StoreError, full_disk_free, unwri
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 CONNECT_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_S = 30
-_URL_HELP = "set TASKSPACE_DATABASE_URL to e.g. sqlite:////abs/path/taskspace.db or postgresql+psycopg://user@host:5432/db"
+#: where the URL is set: the setting, or `taskspace db`'s option, which takes precedence over it
+_URL_SETTING = "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`"
+_URL_HELP = f"set the URL ({_URL_SETTING}) to e.g. sqlite:////abs/path/taskspace.db or postgresql+psycopg://user@host:5432/db"
 
 
 def safe_url(url) -> str:
@@ -199,7 +201,6 @@ _AWAY = ("connection refused", "the database system is starting up", "the databa
          "is not currently accepting connections", "timeout expired", "connection timed out")
 
 
-_URL_SETTING = "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`"
 #: what PostgreSQL says when it refuses a connection for its limits (SQLSTATE 53300, too_many_connections)
 _AT_LIMIT = ("too many connections", "too many clients", "remaining connection slots are reserved")
 #: the most connections one PostgreSQL engine opens (:func:`make_engine`: 5 kept, 10 more under load, SQLAlchemy's defaults)
