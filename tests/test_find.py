@@ -1253,6 +1253,14 @@ def _page_fresh(store, vectors, model: str, **kw) -> dict:
     return browse.model_detail(model, store=store, vectors=vectors, **kw)
 
 
+def _page_index(request, which):
+    """The model-page tests' index: ``parts`` with a coverage-aware map (coverage 1, 0 and a fraction), ``mixed``
+    with a centred map (its unlinked models score their group's average)."""
+    idx = request.getfixturevalue(which)
+    coverage_aware(idx) if which == "parts" else centre(idx)
+    return idx
+
+
 @pytest.mark.parametrize("which", ["parts", "mixed"])
 def test_a_models_page_reuses_the_every_model_rows_and_equals_one_computed_alone(which, request, monkeypatch):
     """`taskspace serve`'s model pages (GET /v1/models/{id}) compute each benchmark row's every-model logits once
@@ -1262,14 +1270,10 @@ def test_a_models_page_reuses_the_every_model_rows_and_equals_one_computed_alone
     32,823 models)."""
     from indexer import model_detail
 
-    idx = request.getfixturevalue(which)
+    idx = _page_index(request, which)
     store, vectors, _ = idx
-    if which == "parts":
-        coverage_aware(idx)
-        models = ["org/small", "org/big", "coder/only-code", "org/part", "org/part2"]
-    else:
-        centre(idx)
-        models = ["alpha/m10", "alpha/m12", "org/small", "beta/b1", "gamma/g1"]
+    models = (["org/small", "org/big", "coder/only-code", "org/part", "org/part2"] if which == "parts"
+              else ["alpha/m10", "alpha/m12", "org/small", "beta/b1", "gamma/g1"])
     alone = {m: _page_fresh(store, vectors, m, strengths=10) for m in models}
     assert all(len(d["strengths"]) == 3 - (which == "parts") for d in alone.values())
     passes = []
@@ -1411,12 +1415,8 @@ def test_a_one_shot_models_page_reads_no_state_keeps_nothing_and_makes_each_poin
     from indexer.store import vectors as vmod
     from indexer.space import space_name
 
-    idx = request.getfixturevalue(which)
+    idx = _page_index(request, which)
     store, vectors, _ = idx
-    if which == "parts":
-        coverage_aware(idx)
-    else:
-        centre(idx)
     n = vectors.count(space_name(store.list_spaces()[0]), "models")
     models = [h.key for h in vectors.scan(space_name(store.list_spaces()[0]), "models")]
     alone = {m: _page_fresh(store, vectors, m, strengths=10) for m in models}
@@ -1446,12 +1446,8 @@ def test_a_models_page_makes_each_distinct_id_condition_once_and_scores_as_witho
     from indexer.space import space_name
     from indexer.store.vectors import point_id
 
-    idx = request.getfixturevalue(which)
+    idx = _page_index(request, which)
     store, vectors, _ = idx
-    if which == "parts":
-        coverage_aware(idx)
-    else:
-        centre(idx)
     name = space_name(store.list_spaces()[0])
     models = [h.key for h in vectors.scan(name, "models")]
     alone = {m: _page_fresh(store, vectors, m, strengths=10) for m in models}
