@@ -132,6 +132,7 @@ def stored(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
 
       taskspace sources stored --json
     """
+    from .cli_find import count
     from .cli_index import echo_json
     from .ingest import stored_sources
 
@@ -143,7 +144,7 @@ def stored(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
         typer.echo("no results stored yet (`taskspace index` or `taskspace ingest` stores them)")
     for r in rows:
         rev = (r["revision"] or "-")[:12]
-        typer.echo(f"{r['location']}  {r['kind']}  revision {rev}  {r['outcomes']} outcome cell(s)")
+        typer.echo(f"{r['location']}  {r['kind']}  revision {rev}  {count(r['outcomes'])} outcome cell(s)")
 
 
 @app.command("drop")
@@ -157,10 +158,11 @@ def drop(location: str = typer.Argument(..., metavar="LOCATION", help="A stored 
       taskspace sources drop /data/results/old-run
     """
     from . import sourcelist
+    from .cli_find import count
     from .ingest import drop_source
 
     got = drop_source(location)
-    typer.echo(f"dropped {got['location']} ({got['outcomes']} outcome cell(s)); the next `taskspace index` re-solves "
+    typer.echo(f"dropped {got['location']} ({count(got['outcomes'])} outcome cell(s)); the next `taskspace index` re-solves "
                "the models they touched and removes those left without results")
     for c in sourcelist.reading(got["location"], sourcelist.load(_file())):
         typer.echo(f"note: {c.spec} is still configured, so the next pass reads it again "

@@ -799,3 +799,21 @@ def test_one_hub_repo_written_twice_by_hand_is_read_at_the_later_entry(tmp_path,
     # `sources add` of that repo leaves one entry, as the pass reads it
     assert [s.spec for s in sourcelist.add(path, [SourceSpec("hub:org/repo@v3")], check=False)] == [
         "hub:org/repo@v3", "hub:other/repo"]
+
+
+def test_sources_stored_and_drop_write_counts_with_thousands_separators(capsys, monkeypatch):
+    """`taskspace sources stored` and `drop` write an outcome count as every other command does ("5,097,418", the
+    tables' :func:`indexer.cli_find.count`); `--json` keeps the integer. Before, "5097418 outcome cell(s)"."""
+    import json as _json
+
+    from helpers import run_cli
+
+    rows = [{"location": "hub:org/big", "kind": "hub", "revision": "0123456789abcdef", "outcomes": 5097418}]
+    monkeypatch.setattr("indexer.ingest.stored_sources", lambda: rows)
+    monkeypatch.setattr("indexer.ingest.drop_source", lambda location: {"location": location, "outcomes": 32823})
+    code, out, _ = run_cli(capsys, "sources", "stored")
+    assert code == 0 and out == "hub:org/big  hub  revision 0123456789ab  5,097,418 outcome cell(s)\n", out
+    code, out, _ = run_cli(capsys, "sources", "stored", "--json")
+    assert code == 0 and _json.loads(out)[0]["outcomes"] == 5097418
+    code, out, _ = run_cli(capsys, "sources", "drop", "hub:org/big")
+    assert code == 0 and out.startswith("dropped hub:org/big (32,823 outcome cell(s));"), out
