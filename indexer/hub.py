@@ -24,7 +24,7 @@
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
   connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubUnavailableError`
   (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried; both
-  a :class:`HubOutageError`, on which a pull reads the home's Hub cache);
+  a :class:`HubOutageError`, on which a pull or an ingest reads the home's Hub cache);
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
   GatedRepoError about the token; 404 -> :class:`NotFoundError`.
 - One retry layer, one deadline: every request huggingface_hub sends goes through :class:`_HubTransport` (installed
@@ -85,7 +85,7 @@ class _RevisionNotFound(NotFoundError):
 
 class HubOutageError(HubError):
     """The Hub gave no usable answer however often it was asked: an outage, not an answer such as a 401/403/404 (a
-    pull falls back on the home's Hub cache then). ``reason``: what failed, without the advice the message ends with
+    pull or an ingest falls back on the home's Hub cache then). ``reason``: what failed, without the advice the message ends with
     (the pull's warning gives it after ``outage``, what the Hub did)."""
 
     outage = "the Hub failed"

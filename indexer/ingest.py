@@ -435,59 +435,72 @@ class Ingester:
 
     def _ingest_hub_repo(self, repo_id: str, revision: str | None, format: str | None, listed: bool,
                          **options) -> None:
-        from .hub import is_safe_repo_path, is_valid_repo_id
+        from .hub import HubOutageError, is_safe_repo_path, is_valid_repo_id
         from .sources import check_options, find_reader, plan_files, read_source
 
         location = self._hub_location(repo_id)
         s = self.summary
-        try:
-            snap = self.hub.repo_snapshot(repo_id, revision)
-            stored_as = read_revision(snap.sha, options)  # the commit, and the read options that change the result
-            if self._unchanged(location, stored_as):
-                s.skipped += 1
-                self.store.record_checked(location, revision=stored_as)
-                return
-            unsafe = [f for f in snap.files if not is_safe_repo_path(f)]
-            if unsafe:
-                s.errors.append(RowError(location, None, f"the repo lists an unsafe file name {unsafe[0][:120]!r} (a path "
-                                         "that could leave the download folder); nothing of this source is downloaded"))
-                return
-            fmt, files = plan_files(list(snap.files))
-            if format and format != fmt and find_reader(format) is not None:  # the files the named format reads
-                fmt, files = format, find_reader(format).plan_hub_files(list(snap.files))[1]
-                if not files:
-                    s.errors.append(RowError(location, None, f"no files of format {format} in this repo "
-                                             f"({arg('format', format)}); nothing to read"))
+        outage = None  # the Hub's outage, when the repo is read from this home's Hub cache instead
+        while True:
+            try:
+                snap = (self.hub.repo_snapshot(repo_id, revision) if outage is None else
+                        self.hub.cached_snapshot(repo_id, revision, "dataset"))
+                stored_as = read_revision(snap.sha, options)  # the commit, and the read options that change the result
+                if self._unchanged(location, stored_as):
+                    self._said_cached(location, outage, snap)
+                    s.skipped += 1
+                    self.store.record_checked(location, revision=stored_as)
                     return
-            fmt = format or fmt
-            if fmt is None:
-                from .dataset import SPACES, records_not_results
+                unsafe = [f for f in snap.files if not is_safe_repo_path(f)]
+                if unsafe:
+                    s.errors.append(RowError(location, None, f"the repo lists an unsafe file name {unsafe[0][:120]!r} "
+                                             "(a path that could leave the download folder); nothing of this source is "
+                                             "downloaded"))
+                    return
+                fmt, files = plan_files(list(snap.files))
+                if format and format != fmt and find_reader(format) is not None:  # the files the named format reads
+                    fmt, files = format, find_reader(format).plan_hub_files(list(snap.files))[1]
+                    if not files:
+                        s.errors.append(RowError(location, None, f"no files of format {format} in this repo "
+                                                 f"({arg('format', format)}); nothing to read"))
+                        return
+                fmt = format or fmt
+                if fmt is None:
+                    from .dataset import SPACES, records_not_results
 
-                rev = f"@{revision}" if revision else ""
-                s.errors.append(RowError(location, None, records_not_results("repo", f"hub:{repo_id}{rev}")
-                                         if SPACES in snap.files else "no lm-eval samples, lighteval details or plain "
-                                         "table files in this repo; nothing to read"))
-                return
-            reader = find_reader(fmt)
-            if reader is not None:  # an option the repo's format does not take: before any download
-                try:
-                    check_options(reader, options)
-                except ConfigError as exc:
-                    if not listed:
-                        raise
-                    s.errors.append(RowError(location, None, f"{exc}; this repo is skipped, the others in the listing "
-                                             "are read"))
+                    rev = f"@{revision}" if revision else ""
+                    s.errors.append(RowError(location, None, records_not_results("repo", f"hub:{repo_id}{rev}")
+                                             if SPACES in snap.files else "no lm-eval samples, lighteval details or "
+                                             "plain table files in this repo; nothing to read"))
                     return
-            model = leaderboard_model_id(repo_id)
-            if model is not None and not is_valid_repo_id(model):
-                s.errors.append(RowError(location, None, f"the model id {model!r} derived from the repo name is not a valid "
-                                         "Hub repo id (ORG/NAME); this source is skipped"))
+                reader = find_reader(fmt)
+                if reader is not None:  # an option the repo's format does not take: before any download
+                    try:
+                        check_options(reader, options)
+                    except ConfigError as exc:
+                        if not listed:
+                            raise
+                        s.errors.append(RowError(location, None, f"{exc}; this repo is skipped, the others in the "
+                                                 "listing are read"))
+                        return
+                model = leaderboard_model_id(repo_id)
+                if model is not None and not is_valid_repo_id(model):
+                    s.errors.append(RowError(location, None, f"the model id {model!r} derived from the repo name is not "
+                                             "a valid Hub repo id (ORG/NAME); this source is skipped"))
+                    return
+                root = self.hub.download(snap, files, cached=outage is not None)
+                break
+            except HubOutageError as exc:  # no answer, or 408/429/5xx through the retries (not a 401/403/404): the
+                # home's Hub cache, as `taskspace pull` reads it (before, the repo was an error whatever it held)
+                if outage is not None:
+                    s.add_error(outage, location)
+                    return
+                outage = exc
+            except (HubError, NotFoundError) as exc:
+                s.add_error(exc if outage is None else outage, location)  # nothing usable cached: the Hub's error
                 return
-            root = self.hub.download(snap, files)
-        except (HubError, NotFoundError) as exc:
-            s.add_error(exc, location)
-            return
-        in_use = self._hub_revisions_in_use(repo_id)
+        self._said_cached(location, outage, snap)
+        in_use = self._hub_revisions_in_use(repo_id) if outage is None else None  # (nothing removed in an outage)
         if in_use is not None:  # the revision read, and those other sources of the home read: not every one ever read
             self.hub.keep_only(snap, also=in_use)
         kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else fmt
@@ -523,6 +536,14 @@ class Ingester:
         # Hub repo ids are ever asked of the Hub); before, every name that was not ORG/NAME (gpt-4o, a short name the
         # identity rules map) was rejected here, so a table of API models in a Hub repo stored nothing
         self.store_batch(batch)
+
+    def _said_cached(self, location: str, outage: Exception | None, snap) -> None:
+        """The warning of a Hub repo read from this home's Hub cache because the Hub failed (``outage``; None: read
+        from the Hub, nothing said), in the words of `taskspace pull` (:func:`indexer.publish.cache_fallback_said`)."""
+        if outage is not None:
+            from .publish import cache_fallback_said
+
+            self.summary.warnings.append(f"{location}: {cache_fallback_said(outage, 'read', snap)}")
 
     def _hub_location(self, repo_id: str) -> str:
         """``hub:ORG/REPO``, the stored source of the repo: the one stored under that id in another case where there is

@@ -602,8 +602,8 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
     offline refusal naming the variable and what the cache lacks. A Hub that cannot be reached (refused or failed
     connections, timeouts through the retries: :class:`~indexer.hub.HubUnreachableError`) or that answers 408/429/5xx
     through the retries (down, overloaded, rate limiting: :class:`~indexer.hub.HubUnavailableError`; not a
-    401/403/404, which are answers) is read the same way from the cache, with a warning; a cache that cannot give the
-    records leaves the Hub's error as it was."""
+    401/403/404, which are answers) is read the same way from the cache, with a warning (:func:`cache_fallback_said`,
+    which `taskspace ingest` gives too); a cache that cannot give the records leaves the Hub's error as it was."""
     from .hub import HubClient, HubOutageError
     from .ingest import parse_spec
 
@@ -650,6 +650,15 @@ def cached_revision_said(sha: str, ref: str) -> str:
             f"the commit {ref} was when this home's Hub cache last fetched it")
 
 
+def cache_fallback_said(outage: Exception, done: str, snap) -> str:
+    """What a command says of a Hub repo it ``done`` (pulled, read) from the home's Hub cache because the Hub failed
+    (``outage``, a :class:`~indexer.hub.HubOutageError`): what the Hub did and why, and which commit of the snapshot
+    ``snap`` was read (:func:`cached_revision_said`). `taskspace pull` and `taskspace ingest` say it alike."""
+    return (f"{getattr(outage, 'outage', 'the Hub could not be reached')} ({getattr(outage, 'reason', str(outage))}): "
+            f"{done} hub:{snap.repo_id} at {snap.sha} from this home's Hub cache "
+            f"({cached_revision_said(snap.sha, snap.ref)}); it may not be the newest revision")
+
+
 def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
                   unreachable: Exception | None = None) -> tuple[Path, str, str, dict]:
     """:func:`_fetch` offline: the records from the Hub cache (see there). Before, an offline pull refused even with
@@ -677,10 +686,7 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
     reason = getattr(unreachable, "reason", str(unreachable)) if unreachable is not None else None
     cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable(), "unreachable": reason}
     if unreachable is not None:
-        which = cached_revision_said(snap.sha, snap.ref)
-        log.warning("pull: %s (%s): pulled hub:%s at %s from this home's Hub cache (%s); it may not be the newest "
-                    "revision", getattr(unreachable, "outage", "the Hub could not be reached"), reason, snap.repo_id,
-                    snap.sha, which)
+        log.warning("pull: %s", cache_fallback_said(unreachable, "pulled", snap))
     else:
         log.info("pull: %s is set: hub:%s read from the Hub cache at %s (%s); not checked for a newer revision",
                  cached["variable"], snap.repo_id, snap.sha, snap.ref)

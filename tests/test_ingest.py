@@ -417,6 +417,54 @@ def test_hub_missing_repo_revision_and_offline(store, hub_server, monkeypatch):
     assert "HF_HUB_OFFLINE" in s.errors[0].message
 
 
+def test_a_hub_repo_whose_hub_is_down_or_unreachable_is_read_from_the_homes_hub_cache_with_a_warning(
+        store, hub_server, monkeypatch):
+    """`taskspace ingest hub:ORG/NAME` (and a pass over a configured hub: source) with HF_HUB_OFFLINE unset while the
+    Hub refuses connections or answers 503 through the retries, on a home whose Hub cache holds the repo: read from the
+    cache, with the warning `taskspace pull` gives (what the Hub did, the commit read); the Hub cache keeps what it
+    held. A 404 is an answer, not an outage: the Hub's error; a repo the cache lacks keeps the Hub's error. Before,
+    every such ingest was the Hub's error (exit 4) whatever the cache held, though `taskspace pull` read it."""
+    import socket
+
+    from indexer.hub import HubClient
+    from indexer.ingest import drop_source
+
+    location = f"hub:{LB}"
+    assert ingest(location, store=store, fetch_metadata=False).outcomes == 12  # online: fills the home's Hub cache
+    sha = HubClient().repo_snapshot(LB).sha
+    drop_source(location, store=store)
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", closed)
+    read = (f"read {location} at {sha} from this home's Hub cache (the commit main was when this home's Hub cache last "
+            "fetched it); it may not be the newest revision")
+    s = ingest(location, store=store, fetch_metadata=False)
+    assert (s.errors, s.outcomes, s.hub_failures) == ([], 12, 0), s.errors
+    (w,) = s.warnings
+    assert w.startswith(f"{location}: the Hub could not be reached (cannot connect to {closed}") and w.endswith(read), w
+    s = ingest(location, store=store, fetch_metadata=False)  # that commit stored already: skipped, said the same
+    assert (s.errors, s.skipped) == ([], 1) and s.warnings[0].endswith(read), s.warnings
+    (e,) = ingest("hub:open-llm-leaderboard/fake-org__old-harness-details", store=store, fetch_metadata=False).errors
+    assert f"cannot connect to {closed}" in e.message and "Hub cache" not in e.message, e.message  # nothing cached
+    monkeypatch.setenv("HF_ENDPOINT", hub_server.url)
+    drop_source(location, store=store)
+    hub_server.fail(f"/api/datasets/{LB}", [503] * 6)
+    sleeps = []
+    s = ingest(location, store=store, fetch_metadata=False, hub=HubClient(backoff=0.01, sleep=sleeps.append))
+    assert (s.errors, s.outcomes, len(sleeps)) == ([], 12, 5), s.errors
+    (w,) = s.warnings
+    assert w.startswith(f"{location}: the Hub failed every try (the Hub at {hub_server.url} answered 503") and w.endswith(
+        read), w
+    hub_server._faults.clear()
+    drop_source(location, store=store)
+    hub_server.fail(f"/api/datasets/{LB}", [404] * 6)  # an answer: the Hub's error, the cache not read
+    s = ingest(location, store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert s.outcomes == 0 and s.warnings == [] and "Hub cache" not in e.message, e.message
+    hub_server._faults.clear()
+
+
 def test_offline_messages_name_the_variable_that_set_it(store, tmp_path, monkeypatch, hub_server):
     """With only TRANSFORMERS_OFFLINE=1 (which huggingface_hub honours too) the warning and the Hub error name it;
     before, both said "HF_HUB_OFFLINE is set; unset it", which was not set, and unsetting it changed nothing."""
