@@ -689,6 +689,35 @@ def test_files_that_start_with_a_byte_order_mark_read_as_without_it(tmp_path):
     assert sorted((o.model, o.prompt_id) for o in batch.iter_outcomes()) == [("m1", "p1"), ("m2", "p3")]
 
 
+def test_a_table_file_starting_with_two_byte_order_marks_reads_its_first_column_name(tmp_path):
+    """A CSV/TSV (outcomes, gzipped too, or prompts) that starts with two byte order marks (a file that started with one
+    saved again by a tool that adds one): the marks are no part of the first column's name, and the rows are read, a
+    malformed one named at its line. Before, UTF-8-sig dropped one mark and the header's first name was
+    '\\ufeffmodel': "missing column(s) model ... found prompt_id, correct, '\\ufeffmodel'" at line 1, nothing of the
+    file read (a prompts file: every prompt "missing field(s) prompt_id")."""
+    for out_ext in ("csv", "csv.gz", "tsv"):
+        for prompt_ext in ("csv", "jsonl"):
+            folder = tmp_path / f"{out_ext}-{prompt_ext}"
+            folder.mkdir()
+            write_prompts(folder, prompt_ext)
+            write_outcomes(folder, "csv.gz" if out_ext == "csv.gz" else "csv")
+            if out_ext == "tsv":
+                text = (folder / "outcomes.csv").read_text().replace(",", "\t")
+                (folder / "outcomes.csv").unlink()
+                (folder / "outcomes.tsv").write_text(text)
+            for f in folder.iterdir():
+                if f.name.endswith(("csv", "csv.gz", "tsv")):
+                    raw = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
+                    f.write_bytes(gzip.compress(BOM * 2 + raw) if f.name.endswith(".gz") else BOM * 2 + raw)
+            batch = read_source(folder)
+            assert batch.errors == [] and cells(batch) == EXPECTED, (out_ext, prompt_ext, batch.errors)
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_bytes(BOM * 3 + b"model,prompt_id,correct\nm1,p1,1\nm1,p2,0,9\nm2,p3,1\n")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [("outcomes.csv", 3, "malformed CSV row: 4 fields, the header has 3")]
+    assert sorted((o.model, o.prompt_id) for o in batch.iter_outcomes()) == [("m1", "p1"), ("m2", "p3")]
+
+
 def test_a_problem_of_the_header_is_reported_at_line_1(tmp_path):
     """A missing column of a CSV/TSV is the header's problem, line 1 (before: "line 2", the first data row's)."""
     write_prompts(tmp_path)

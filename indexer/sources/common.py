@@ -501,6 +501,7 @@ class CsvRecords:
         self.n_fields: int | None = None
         self.header_error: RowError | None = None  # the header line could not be read (see :meth:`header`)
         self.header_fields: list[str] | None = None
+        self.extra_marks = False  # the header line started with byte order marks past the first (see :meth:`header`)
 
     def _next(self) -> tuple[int, list[str]] | None:
         """The next record as it parses (None at the end); csv's own errors cost the first line of the record."""
@@ -568,6 +569,11 @@ class CsvRecords:
                                          "the file's first line (or remove the file when it holds no rows)")
             self.errors.add(self.fname, got[0], self.header_error.message)
             return None
+        if got[1][0].startswith("\ufeff"):  # byte order marks past the one UTF8 drops (a file that started with one
+            # saved again by a tool that adds one): no part of the first name; before, it was read as '\ufeffmodel' and
+            # the file as "missing column(s) model ... found '\ufeffmodel'" at line 1, nothing of it read
+            got[1][0] = got[1][0].lstrip("\ufeff")
+            self.extra_marks = True
         self.n_fields = len(got[1])
         self.header_fields = got[1]
         return got[1]
@@ -1131,6 +1137,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             records = CsvRecords(f, fname, probe, delim)
             header = records.header()
             cr_ends = bool(records._lines.cr_ends)
+            extra_marks = records.extra_marks
     except READ_ERRORS as exc:
         add_read_failure(errors, fname, None, exc, hint=f"; is it truncated or not {ext}?")
         return
@@ -1142,6 +1149,10 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     if (why := repeated_columns(header, LONG_COLUMNS) or separator_problem(header, delim)) is not None:
         errors.add(fname, 1, why)
+        return
+    if extra_marks:  # pyarrow drops one byte order mark, not the next: its first column would be '\ufeffmodel'
+        yield RESTART  # (the line-exact reader's lines are the file's, not provisional)
+        yield from _read_csv_python(path, delim, header, errors)
         return
     # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes
     # this yield RESTART: the consumer discards what it built from this file and the line-exact Python
