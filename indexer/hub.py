@@ -23,7 +23,8 @@
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
   connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubUnavailableError`
-  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried; both
+  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried;
+  :class:`HubOutOfTimeError` when the deadline passed between huggingface_hub's own requests; each
   a :class:`HubOutageError`, on which a pull or an ingest reads the home's Hub cache);
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
   GatedRepoError about the token; 404 -> :class:`NotFoundError`.
@@ -107,6 +108,13 @@ class HubUnavailableError(HubOutageError):
     operation's deadline (``Retry-After``)."""
 
     outage = "the Hub failed every try"
+
+
+class HubOutOfTimeError(HubOutageError):
+    """The operation's deadline passed between the requests huggingface_hub sends for it (a download's metadata, then
+    its file: slow answers took the time), so the next was not started."""
+
+    outage = "the Hub did not answer within the deadline"
 
 
 def is_valid_revision(value: str) -> bool:
@@ -1077,8 +1085,9 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, _Unsafe):
             return HubError(f"cannot {what} {repo}: the Hub at {endpoint} answered {e}; refusing it (nothing was "
                             "written; a broken or hostile endpoint? check HF_ENDPOINT)"), None
-        if isinstance(e, _DeadlineExceeded):
-            return HubError(f"cannot {what} {repo}: out of time ({e})"), None
+        if isinstance(e, _DeadlineExceeded):  # an outage, as the retries giving up at the deadline are (before, a
+            # plain HubError: a pull whose Hub answered slowly failed whatever the Hub cache held)
+            return HubOutOfTimeError(f"cannot {what} {repo}: out of time ({e})", f"out of time ({e})"), None
     url = f"{endpoint}/{'datasets/' if repo_type == 'dataset' else ''}{repo.split('/')[0]}/{repo.split('/')[1]}" if "/" in repo else endpoint
     for e in _chain(exc):
         if isinstance(e, hf.OfflineModeIsEnabled):

@@ -151,6 +151,28 @@ def test_unreachable_endpoint_is_not_retried(monkeypatch, sleeps):
     assert sleeps == []
 
 
+def test_a_deadline_passing_between_huggingface_hubs_own_requests_is_an_outage(client, hub_server):
+    """The operation's deadline passing between the requests huggingface_hub sends for one operation (a download's
+    metadata request, then its file: each answered slowly) is an outage (`HubOutageError`, on which `taskspace pull`
+    and `ingest` read the home's Hub cache), its error saying it was out of time. Before, a plain HubError: a pull
+    whose Hub answered too slowly failed (exit 4) though the cache held the records."""
+    from indexer.hub import HubOutageError
+
+    snap = client.repo_snapshot(LB)
+    now = [0.0]
+
+    def clock():  # each look at the clock 40 s later: a slow Hub
+        now[0] += 40.0
+        return now[0]
+
+    slow = HubClient(deadline=60.0, clock=clock)
+    name = next(f for f in snap.files if f.endswith(".md"))
+    with pytest.raises(HubOutageError, match="out of time") as got:
+        slow.download(snap, [name])
+    assert "the operation's deadline has passed" in got.value.reason and got.value.outage, got.value.reason
+    assert len(hub_server.downloads()) == 0  # its metadata asked, the file never fetched
+
+
 @pytest.mark.parametrize("value,ok", [
     ("meta-llama/Llama-3.1-8B", True), ("fake-org/noisy-oracle-70", True), ("a/b", True),
     ("gpt-4o(eval_results/gpt4o)", False), ("fake-org/", False), ("no-slash", False), ("a/b/c", False),
