@@ -1499,8 +1499,7 @@ def find_arguments(body: dict) -> dict:
     checks the rest (types, filters, names) and says what is wrong."""
     import difflib
 
-    from .find import _some
-    from .sources.common import example_value
+    from .sources.common import example_value, values_listed
 
     if not isinstance(body, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object", None)
@@ -1511,7 +1510,7 @@ def find_arguments(body: dict) -> dict:
         ours = (_FIND_SYNONYMS.get(low) or (low if low in FIND_FIELDS else None)
                 or next(iter(difflib.get_close_matches(low, FIND_FIELDS, n=1)), None))
         hint = f" (did you mean {ours!r}?)" if ours else ""
-        more = f" (also {_some(unknown[1:])[1:-1]})" if len(unknown) > 1 else ""  # each cut, the first few
+        more = f" (also {values_listed(unknown[1:])})" if len(unknown) > 1 else ""  # each cut, the first few
         raise ApiError(422, "invalid_request", f"unknown field {example_value(name)}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
     # null in an optional field (every field of the body, every filter) is the field left out, its default, as most

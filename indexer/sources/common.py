@@ -59,6 +59,13 @@ def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
     return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
 
 
+def values_listed(values: list, shown: int = 10) -> str:
+    """``values`` as an error lists them: each cut as :func:`example_value` cuts it, the first ``shown``, then how many
+    more (a body of 5,000 unknown filters, or one of 100,000 characters, was quoted whole)."""
+    more = f", and {len(values) - shown:,} more" if len(values) > shown else ""
+    return f"{', '.join(example_value(v) for v in values[:shown])}{more}"
+
+
 def number_shown(value) -> str:
     """A score as an ingest message quotes it: in 6 significant digits (``2``, ``0.25``, ``41.1134``, ``1e+30``),
     unless they round it to another number in [0, 1], which would read as a valid score: then every digit it needs
