@@ -1059,16 +1059,16 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, _ProxyRefused):
             proxy, variable = e.proxy
             how = (f"it asks for credentials: give them in {variable} (http://USER:PASSWORD@HOST:PORT)"
-                   if str(e).startswith("407") else f"check the proxy's rules for {endpoint}, or unset {variable} (or "
-                   "name the host in NO_PROXY) to reach the Hub without it")
+                   if str(e).startswith("407")
+                   else f"check the proxy's rules for {endpoint}, or {_bypass_proxy(variable)}")
             return HubError(f"cannot {what} {repo}: the proxy {proxy} ({variable}) refused the request to {endpoint} "
                             f"({e}): {how}"), None
         if isinstance(e, _Unreachable) and e.proxy:
             proxy, variable = e.proxy
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to the proxy {proxy} ({variable}) that "
                                        f"requests to {endpoint} go through; check that the proxy runs and the "
-                                       f"variable names it, or unset {variable} (or name the host in NO_PROXY) to "
-                                       "reach the Hub without it, or set HF_HUB_OFFLINE=1 to work without the Hub",
+                                       f"variable names it, or {_bypass_proxy(variable)}, or set HF_HUB_OFFLINE=1 "
+                                       "to work without the Hub",
                                        f"cannot connect to the proxy {proxy} ({variable}): {e}"), None
         if isinstance(e, _Unreachable):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or "
@@ -1114,6 +1114,11 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
                                        f"({type(e).__name__})", f"the connection to {endpoint} failed "
                                        f"({type(e).__name__})"), 0.0
     return None, None
+
+
+def _bypass_proxy(variable: str) -> str:
+    """The way around a proxy that fails (refuses, or cannot be connected to), as both its errors end."""
+    return f"unset {variable} (or name the host in NO_PROXY) to reach the Hub without it"
 
 
 def _unavailable(what: str, repo: str, endpoint: str, status: int) -> HubUnavailableError:
