@@ -866,12 +866,13 @@ class HubClient:
         # the folders of the repo's other spellings (a home that fetched it as `Walk/Recs` and `walk/recs` before
         # downloads went to the one folder the cache holds, :meth:`_held_as`): what they hold of other revisions too
         for spelling in self._cached_spellings(snapshot.repo_id, snapshot.repo_type):
+            if spelling == snapshot.repo_id:
+                continue
             other = self._storage(spelling, snapshot.repo_type)
-            if spelling != snapshot.repo_id:
-                self._keep_in(other, set(), also, snapshot.repo_id)
-                with contextlib.suppress(OSError):
-                    if not any((other / "snapshots").iterdir()) if (other / "snapshots").is_dir() else True:
-                        shutil.rmtree(other)
+            self._keep_in(other, set(), also, snapshot.repo_id)
+            with contextlib.suppress(OSError):
+                if not (other / "snapshots").is_dir() or not any((other / "snapshots").iterdir()):
+                    shutil.rmtree(other)
 
     def _keep_in(self, storage: Path, kept: set[str], also: Iterable[str], repo_id: str) -> None:
         """:meth:`keep_only` in one folder of the cache: ``kept`` and the revisions ``also`` names stay."""
@@ -880,7 +881,8 @@ class HubClient:
         try:
             refs = {r: r.read_text().strip() for r in (storage / "refs").rglob("*") if r.is_file()} if (
                 storage / "refs").is_dir() else {}
-            held = [p.name for p in (storage / "snapshots").iterdir()] if (storage / "snapshots").is_dir() else []
+            snapshots = storage / "snapshots"
+            held = [p.name for p in snapshots.iterdir()] if snapshots.is_dir() else []
             kept = set(kept)
             for rev in also:
                 if _SHA.match(rev or ""):
@@ -889,9 +891,8 @@ class HubClient:
                     kept.add(refs[storage / "refs" / rev])
                 elif _SHORT_SHA.match(rev or ""):
                     kept.update(h for h in held if h.startswith(rev))
-            for other in (storage / "snapshots").iterdir() if (storage / "snapshots").is_dir() else []:
-                if other.name not in kept:
-                    shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
+            for other in (snapshots / h for h in held if h not in kept):
+                shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
             for ref, sha in refs.items():
                 if sha not in kept:
                     ref.unlink()
