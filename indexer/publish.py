@@ -38,11 +38,15 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import dataset
 from .errors import ConfigError, DimensionError, EncoderError, HubError, InputError, NotFoundError, arg
+
+if TYPE_CHECKING:
+    from .hub import HubOutageError
 
 log = logging.getLogger(__name__)
 
@@ -651,7 +655,7 @@ def cached_revision_said(sha: str, ref: str) -> str:
 
 
 def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
-                  unreachable: Exception | None = None) -> tuple[Path, str, str, dict]:
+                  unreachable: HubOutageError | None = None) -> tuple[Path, str, str, dict]:
     """:func:`_fetch` offline: the records from the Hub cache (see there). Before, an offline pull refused even with
     every file in the cache (huggingface_hub serves cached files offline). ``unreachable``: the error of a Hub that
     could not be reached (HF_HUB_OFFLINE unset: refused or failed connections, timeouts through the retries) or that
@@ -674,13 +678,12 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
         if unreachable is None:
             raise
         raise unreachable from None  # nothing usable cached: the Hub's error, as without a cache
-    reason = getattr(unreachable, "reason", str(unreachable)) if unreachable is not None else None
+    reason = unreachable.reason if unreachable is not None else None
     cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable(), "unreachable": reason}
     if unreachable is not None:
         which = cached_revision_said(snap.sha, snap.ref)
         log.warning("pull: %s (%s): pulled hub:%s at %s from this home's Hub cache (%s); it may not be the newest "
-                    "revision", getattr(unreachable, "outage", "the Hub could not be reached"), reason, snap.repo_id,
-                    snap.sha, which)
+                    "revision", unreachable.outage, reason, snap.repo_id, snap.sha, which)
     else:
         log.info("pull: %s is set: hub:%s read from the Hub cache at %s (%s); not checked for a newer revision",
                  cached["variable"], snap.repo_id, snap.sha, snap.ref)
