@@ -1697,9 +1697,8 @@ def _whole_floats(body) -> dict:
     the integer :func:`_whole` made of it (1e300: 301 digits, a number nobody wrote)."""
     out = {}
     for path in _WHOLE_FIELDS if isinstance(body, dict) else ():
-        parent, _, name = path.rpartition(".")
-        node = body.get(parent) if parent else body
-        value = node.get(name) if isinstance(node, dict) else None
+        node, name = _holder(body, path)
+        value = node.get(name) if node is not None else None
         if isinstance(value, float) and value.is_integer():
             out[path] = value
     return out
@@ -1713,11 +1712,18 @@ def _echo_as_written(answer: dict, written: dict) -> dict:
 
     query = answer.get("query") if isinstance(answer, dict) else None
     for path, value in written.items():
-        parent, _, name = path.rpartition(".")
-        node = query if not parent else (query or {}).get(parent)
-        if isinstance(node, dict) and name in node and decimal.Decimal(repr(value)) != int(value):
+        node, name = _holder(query, path)
+        if node is not None and name in node and decimal.Decimal(repr(value)) != int(value):
             node[name] = value
     return answer
+
+
+def _holder(root, path: str) -> tuple[dict | None, str]:
+    """The dict of ``root`` that holds the field at ``path`` (``"k"``: ``root``; ``"filters.min_evidence"``: ``root``'s
+    ``filters``), or None where there is none, and the field's own name."""
+    parent, _, name = path.rpartition(".")
+    node = (root.get(parent) if isinstance(root, dict) else None) if parent else root
+    return (node if isinstance(node, dict) else None), name
 
 
 def _not_json(error: dict, doc) -> str:
