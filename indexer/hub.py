@@ -778,22 +778,21 @@ class HubClient:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
         root: Path | None = None
-        for name in files:
-            path = self._call(
+
+        def fetch(name: str, **again) -> str:
+            return self._call(
                 f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
                 snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
-                cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
+                cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint, **again,
             )
+
+        for name in files:
+            path = fetch(name)
             if not _intact(path):  # huggingface_hub hands on a cached copy as it is: fetch a damaged one again
                 log.warning("Hub cache: %s of %s at %s is damaged (its bytes do not match the checksum it is stored "
                             "under: cut short, a partial copy?); downloading it again", name, asked,
                             snapshot.sha)
-                path = self._call(
-                    f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
-                    snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
-                    cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
-                    force_download=True,
-                )
+                path = fetch(name, force_download=True)
                 if not _intact(path):
                     raise HubError(f"the download of {name} from {asked} does not match the checksum the "
                                    f"Hub at {self.endpoint} gave it; run the command again (a broken or hostile "
