@@ -759,12 +759,12 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
             if first and raw.strip() in ("{", "["):  # a JSON line is never a lone brace: one pretty-printed document
                 errors.add(fname, i, _one_document(raw.lstrip() + f.read(), i))  # (before: an error per line, 20 shown)
                 return
-            if first and (sep := _csv_header(raw)) is not None:  # CSV named .jsonl: before, every line "malformed
+            if first and (table := _csv_header(raw)) is not None:  # CSV named .jsonl: before, every line "malformed
                 # JSON line ...; the line breaks off before its end (a file still being written, or cut short?)"
+                sep, kind = table
                 errors.add(fname, i, f"line {i}, {example_value(raw.strip())}, is no JSON but a header of names "
-                           f"separated by {sep}: the file seems to be {'TSV' if sep == 'tabs' else 'CSV'}; name it "
-                           f"{Path(fname).name.split('.')[0]}.{'tsv' if sep == 'tabs' else 'csv'}; nothing of it is "
-                           "read")
+                           f"separated by {sep}: the file seems to be {kind}; name it "
+                           f"{Path(fname).name.split('.')[0]}.{kind.lower()}; nothing of it is read")
                 return
             errors.add(fname, i, malformed_line(raw, exc), "malformed JSON lines")
             first = False
@@ -821,14 +821,14 @@ def _repeated_keys(raw: str) -> list[str]:
 _HEADER_NAME = re.compile(r'\s*"?[A-Za-z_][\w .\-/]*"?\s*')
 
 
-def _csv_header(line: str) -> str | None:
-    """``"commas"`` or ``"tabs"`` when the first line of a JSON-lines file, which does not parse, is a CSV/TSV header
-    (names, at least two, separated so: ``model,prompt_id,correct``); None otherwise."""
+def _csv_header(line: str) -> tuple[str, str] | None:
+    """``("commas", "CSV")`` or ``("tabs", "TSV")`` when the first line of a JSON-lines file, which does not parse, is a
+    CSV/TSV header (names, at least two, separated so: ``model,prompt_id,correct``); None otherwise."""
     text = line.strip()
-    for sep, name in (("\t", "tabs"), (",", "commas")):
+    for sep, said in (("\t", ("tabs", "TSV")), (",", ("commas", "CSV"))):
         parts = text.split(sep)
         if len(parts) >= 2 and all(_HEADER_NAME.fullmatch(p) for p in parts):
-            return name
+            return said
     return None
 
 
