@@ -509,6 +509,12 @@ class CsvRecords:
         self.header_error: RowError | None = None  # the header line could not be read (see :meth:`header`)
         self.header_fields: list[str] | None = None
 
+    @property
+    def cr_ends(self) -> bool:
+        """Whether a lone carriage return ends this file's lines (its first line's ending says; False before it is
+        read)."""
+        return bool(self._lines.cr_ends)
+
     def _next(self) -> tuple[int, list[str]] | None:
         """The next record as it parses (None at the end); csv's own errors cost the first line of the record."""
         lines = self._lines
@@ -1137,7 +1143,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         with _open_text(path) as f:
             records = CsvRecords(f, fname, probe, delim)
             header = records.header()
-            cr_ends = bool(records._lines.cr_ends)
+            cr_ends = records.cr_ends
     except READ_ERRORS as exc:
         add_read_failure(errors, fname, None, exc, hint=f"; is it truncated or not {ext}?")
         return
