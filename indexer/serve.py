@@ -1808,7 +1808,7 @@ class _BodyLimit:
         headers = dict(scope.get("headers") or [])
         coding = headers.get(b"content-encoding", b"").decode("latin-1").strip()
         if coding and coding.lower() != "identity":  # a compressed body was parsed as it came ("not UTF-8"): 415
-            return await self._send(send, 415, error_body(
+            return await _send_json(send, 415, error_body(
                 "unsupported_media_type", f"the body is sent with content-encoding: {coding}, which this server does not "
                 "decode: send it uncompressed (no content-encoding header)", "content-encoding"))
         declared = headers.get(b"content-length")
@@ -1847,18 +1847,19 @@ class _BodyLimit:
     async def _reject(self, send, size: int, at_least: bool = False):
         # a body without a Content-Length is read only until it passes the limit: its size is a lower bound
         size_said = f"at least {size} bytes (read so far)" if at_least else f"{size} bytes"
-        await self._send(send, 413, error_body("body_too_large", f"the request body is {size_said}; the limit is "
+        await _send_json(send, 413, error_body("body_too_large", f"the request body is {size_said}; the limit is "
                                                f"{self.limit} bytes (max_body_bytes)", "body"))
 
-    @staticmethod
-    async def _send(send, status: int, content: dict):
-        # rendered by the JSONResponse every other error is (compact, UTF-8 as it is), with its headers: before,
-        # json.dumps' spaced separators and \uXXXX escapes, so a 413 or 415 read differently from a 422 or a 404
-        from starlette.responses import JSONResponse
 
-        response = JSONResponse(content, status_code=status)
-        await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
-        await send({"type": "http.response.body", "body": response.body})
+async def _send_json(send, status: int, content: dict):
+    """An error answered by an ASGI middleware (:class:`_BodyLimit`, :class:`_Charset`), before any route runs."""
+    # rendered by the JSONResponse every other error is (compact, UTF-8 as it is), with its headers: before,
+    # json.dumps' spaced separators and \uXXXX escapes, so a 413 or 415 read differently from a 422 or a 404
+    from starlette.responses import JSONResponse
+
+    response = JSONResponse(content, status_code=status)
+    await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
+    await send({"type": "http.response.body", "body": response.body})
 
 
 #: Python codecs (by their codecs.lookup name) that are no charset a client declares: backslash escapes, domain
@@ -1894,7 +1895,7 @@ class _Charset:
         except LookupError:
             known = False
         if not known:
-            return await _BodyLimit._send(send, 415, error_body(
+            return await _send_json(send, 415, error_body(
                 "unsupported_media_type", f"the body's content-type declares charset={charset}, which this server does "
                 "not read: send the JSON as UTF-8 (content-type: application/json)", "content-type"))
         if info.name == "utf-8":
@@ -1910,7 +1911,7 @@ class _Charset:
         try:
             body = raw.decode(info.name).encode("utf-8")
         except UnicodeDecodeError as exc:
-            return await _BodyLimit._send(send, 400, error_body(
+            return await _send_json(send, 400, error_body(
                 "invalid_json", f"the request body is not {charset} as its content-type declares (charset={charset}; "
                 f"{exc.reason} 0x{raw[exc.start]:02x} at byte {exc.start}); send the JSON as UTF-8 (content-type: "
                 "application/json)"))
