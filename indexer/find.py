@@ -91,7 +91,7 @@ import numpy as np
 
 from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
 from .records import is_blank, name_problem, text_problem
-from .sources.common import example_value
+from .sources.common import example_value, values_listed
 from .sync import gated_known, license_text
 
 log = logging.getLogger(__name__)
@@ -149,13 +149,6 @@ def _short(value, width: int = 60) -> str:
     """``repr(value)``, its middle cut when longer than ``width`` (a number of 400 digits, said in an error)."""
     text = repr(value)
     return text if len(text) <= width else f"{text[:width // 2]}...{text[-10:]} ({len(text)} characters)"
-
-
-def _some(names: list, shown: int = 10) -> str:
-    """``names`` as a list says them, each cut as an ingest error cuts a value (``example_value``), the first
-    ``shown`` and how many more (a body of 5,000 unknown filters, or one of 100,000 characters, was quoted whole)."""
-    more = f", and {len(names) - shown:,} more" if len(names) > shown else ""
-    return f"[{', '.join(example_value(n) for n in names[:shown])}{more}]"
 
 
 def format_params(n) -> str | None:
@@ -300,7 +293,7 @@ class Filters:
             close = list(dict.fromkeys(c for c in close if c))
             hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
             # one unknown key is the item itself (as a bad value of a known one is: filters.licenses)
-            said = f"unknown filter(s) {_some(unknown)}{hint}; known: {', '.join(sorted(known))}"
+            said = f"unknown filter(s) [{values_listed(unknown)}]{hint}; known: {', '.join(sorted(known))}"
             err = InputError(said, item=f"filters.{unknown[0]}" if len(unknown) == 1 else "filters")
             if len(err.item) > len(example_value(err.item)):  # a long name: said once, cut (not whole, before it)
                 err.args = (said,)

@@ -786,22 +786,21 @@ class HubClient:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
         root: Path | None = None
-        for name in files:
-            path = self._call(
+
+        def fetch(name: str, **again) -> str:
+            return self._call(
                 f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
                 snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
-                cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
+                cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint, **again,
             )
+
+        for name in files:
+            path = fetch(name)
             if not _intact(path):  # huggingface_hub hands on a cached copy as it is: fetch a damaged one again
                 log.warning("Hub cache: %s of %s at %s is damaged (its bytes do not match the checksum it is stored "
                             "under: cut short, a partial copy?); downloading it again", name, asked,
                             snapshot.sha)
-                path = self._call(
-                    f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
-                    snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
-                    cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
-                    force_download=True,
-                )
+                path = fetch(name, force_download=True)
                 if not _intact(path):
                     raise HubError(f"the download of {name} from {asked} does not match the checksum the "
                                    f"Hub at {self.endpoint} gave it; run the command again (a broken or hostile "
@@ -874,12 +873,13 @@ class HubClient:
         # the folders of the repo's other spellings (a home that fetched it as `Walk/Recs` and `walk/recs` before
         # downloads went to the one folder the cache holds, :meth:`_held_as`): what they hold of other revisions too
         for spelling in self._cached_spellings(snapshot.repo_id, snapshot.repo_type):
+            if spelling == snapshot.repo_id:
+                continue
             other = self._storage(spelling, snapshot.repo_type)
-            if spelling != snapshot.repo_id:
-                self._keep_in(other, set(), also, snapshot.repo_id)
-                with contextlib.suppress(OSError):
-                    if not any((other / "snapshots").iterdir()) if (other / "snapshots").is_dir() else True:
-                        shutil.rmtree(other)
+            self._keep_in(other, set(), also, snapshot.repo_id)
+            with contextlib.suppress(OSError):
+                if not (other / "snapshots").is_dir() or not any((other / "snapshots").iterdir()):
+                    shutil.rmtree(other)
 
     def _keep_in(self, storage: Path, kept: set[str], also: Iterable[str], repo_id: str) -> None:
         """:meth:`keep_only` in one folder of the cache: ``kept`` and the revisions ``also`` names stay."""
@@ -888,7 +888,8 @@ class HubClient:
         try:
             refs = {r: r.read_text().strip() for r in (storage / "refs").rglob("*") if r.is_file()} if (
                 storage / "refs").is_dir() else {}
-            held = [p.name for p in (storage / "snapshots").iterdir()] if (storage / "snapshots").is_dir() else []
+            snapshots = storage / "snapshots"
+            held = [p.name for p in snapshots.iterdir()] if snapshots.is_dir() else []
             kept = set(kept)
             for rev in also:
                 if _SHA.match(rev or ""):
@@ -897,9 +898,8 @@ class HubClient:
                     kept.add(refs[storage / "refs" / rev])
                 elif _SHORT_SHA.match(rev or ""):
                     kept.update(h for h in held if h.startswith(rev))
-            for other in (storage / "snapshots").iterdir() if (storage / "snapshots").is_dir() else []:
-                if other.name not in kept:
-                    shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
+            for other in (snapshots / h for h in held if h not in kept):
+                shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
             for ref, sha in refs.items():
                 if sha not in kept:
                     ref.unlink()
@@ -1067,16 +1067,16 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, _ProxyRefused):
             proxy, variable = e.proxy
             how = (f"it asks for credentials: give them in {variable} (http://USER:PASSWORD@HOST:PORT)"
-                   if str(e).startswith("407") else f"check the proxy's rules for {endpoint}, or unset {variable} (or "
-                   "name the host in NO_PROXY) to reach the Hub without it")
+                   if str(e).startswith("407")
+                   else f"check the proxy's rules for {endpoint}, or {_bypass_proxy(variable)}")
             return HubError(f"cannot {what} {repo}: the proxy {proxy} ({variable}) refused the request to {endpoint} "
                             f"({e}): {how}"), None
         if isinstance(e, _Unreachable) and e.proxy:
             proxy, variable = e.proxy
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to the proxy {proxy} ({variable}) that "
                                        f"requests to {endpoint} go through; check that the proxy runs and the "
-                                       f"variable names it, or unset {variable} (or name the host in NO_PROXY) to "
-                                       "reach the Hub without it, or set HF_HUB_OFFLINE=1 to work without the Hub",
+                                       f"variable names it, or {_bypass_proxy(variable)}, or set HF_HUB_OFFLINE=1 "
+                                       "to work without the Hub",
                                        f"cannot connect to the proxy {proxy} ({variable}): {e}"), None
         if isinstance(e, _Unreachable):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or "
@@ -1123,6 +1123,11 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
                                        f"({type(e).__name__})", f"the connection to {endpoint} failed "
                                        f"({type(e).__name__})"), 0.0
     return None, None
+
+
+def _bypass_proxy(variable: str) -> str:
+    """The way around a proxy that fails (refuses, or cannot be connected to), as both its errors end."""
+    return f"unset {variable} (or name the host in NO_PROXY) to reach the Hub without it"
 
 
 def _unavailable(what: str, repo: str, endpoint: str, status: int) -> HubUnavailableError:

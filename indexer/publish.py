@@ -38,11 +38,15 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import dataset
 from .errors import ConfigError, DimensionError, EncoderError, HubError, InputError, NotFoundError, arg
+
+if TYPE_CHECKING:
+    from .hub import HubOutageError
 
 log = logging.getLogger(__name__)
 
@@ -650,17 +654,17 @@ def cached_revision_said(sha: str, ref: str) -> str:
             f"the commit {ref} was when this home's Hub cache last fetched it")
 
 
-def cache_fallback_said(outage: Exception, done: str, snap) -> str:
+def cache_fallback_said(outage: "HubOutageError", done: str, snap) -> str:
     """What a command says of a Hub repo it ``done`` (pulled, read) from the home's Hub cache because the Hub failed
     (``outage``, a :class:`~indexer.hub.HubOutageError`): what the Hub did and why, and which commit of the snapshot
     ``snap`` was read (:func:`cached_revision_said`). `taskspace pull` and `taskspace ingest` say it alike."""
-    return (f"{getattr(outage, 'outage', 'the Hub could not be reached')} ({getattr(outage, 'reason', str(outage))}): "
+    return (f"{outage.outage} ({outage.reason}): "
             f"{done} hub:{snap.repo_id} at {snap.sha} from this home's Hub cache "
             f"({cached_revision_said(snap.sha, snap.ref)}); it may not be the newest revision")
 
 
 def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
-                  unreachable: Exception | None = None) -> tuple[Path, str, str, dict]:
+                  unreachable: HubOutageError | None = None) -> tuple[Path, str, str, dict]:
     """:func:`_fetch` offline: the records from the Hub cache (see there). Before, an offline pull refused even with
     every file in the cache (huggingface_hub serves cached files offline). ``unreachable``: the error of a Hub that
     could not be reached (HF_HUB_OFFLINE unset: refused or failed connections, timeouts through the retries) or that
@@ -683,7 +687,7 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None,
         if unreachable is None:
             raise
         raise unreachable from None  # nothing usable cached: the Hub's error, as without a cache
-    reason = getattr(unreachable, "reason", str(unreachable)) if unreachable is not None else None
+    reason = unreachable.reason if unreachable is not None else None
     cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable(), "unreachable": reason}
     if unreachable is not None:
         log.warning("pull: %s", cache_fallback_said(unreachable, "pulled", snap))

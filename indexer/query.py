@@ -258,13 +258,12 @@ def _check_space_eps(store, space) -> None:
     the task. Before, such a space (``TASKSPACE_EPS=1e9 taskspace index``) answered every search (its intervals 0%-100%)
     without a word. A pulled space is the publisher's (its prompts may not be here)."""
     eps = float(getattr(space, "eps", 0.0) or 0.0)
-    count = getattr(store, "prompt_count", None)
-    if eps <= 0 or not callable(count) or not _built_here(store, space):
+    if eps <= 0 or not _built_here(store, space):
         return
     from .errors import ConfigError
     from .space import SpaceSpec, eps_problem, space_name
 
-    if (why := eps_problem(eps, count(), SpaceSpec.of(space).params)) is not None:
+    if (why := eps_problem(eps, store.prompt_count(), SpaceSpec.of(space).params)) is not None:
         name = space_name(space)
         raise ConfigError(f"space {name}: {why}: its answers cannot rank models for a task; build a space "
                           f"with TASKSPACE_EPS within that range (`TASKSPACE_EPS=0 taskspace index`), then drop this one "

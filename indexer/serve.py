@@ -1499,8 +1499,7 @@ def find_arguments(body: dict) -> dict:
     checks the rest (types, filters, names) and says what is wrong."""
     import difflib
 
-    from .find import _some
-    from .sources.common import example_value
+    from .sources.common import example_value, values_listed
 
     if not isinstance(body, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object", None)
@@ -1511,7 +1510,7 @@ def find_arguments(body: dict) -> dict:
         ours = (_FIND_SYNONYMS.get(low) or (low if low in FIND_FIELDS else None)
                 or next(iter(difflib.get_close_matches(low, FIND_FIELDS, n=1)), None))
         hint = f" (did you mean {ours!r}?)" if ours else ""
-        more = f" (also {_some(unknown[1:])[1:-1]})" if len(unknown) > 1 else ""  # each cut, the first few
+        more = f" (also {values_listed(unknown[1:])})" if len(unknown) > 1 else ""  # each cut, the first few
         raise ApiError(422, "invalid_request", f"unknown field {example_value(name)}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
     # null in an optional field (every field of the body, every filter) is the field left out, its default, as most
@@ -1698,9 +1697,8 @@ def _whole_floats(body) -> dict:
     the integer :func:`_whole` made of it (1e300: 301 digits, a number nobody wrote)."""
     out = {}
     for path in _WHOLE_FIELDS if isinstance(body, dict) else ():
-        parent, _, name = path.rpartition(".")
-        node = body.get(parent) if parent else body
-        value = node.get(name) if isinstance(node, dict) else None
+        node, name = _holder(body, path)
+        value = node.get(name) if node is not None else None
         if isinstance(value, float) and value.is_integer():
             out[path] = value
     return out
@@ -1714,11 +1712,18 @@ def _echo_as_written(answer: dict, written: dict) -> dict:
 
     query = answer.get("query") if isinstance(answer, dict) else None
     for path, value in written.items():
-        parent, _, name = path.rpartition(".")
-        node = query if not parent else (query or {}).get(parent)
-        if isinstance(node, dict) and name in node and decimal.Decimal(repr(value)) != int(value):
+        node, name = _holder(query, path)
+        if node is not None and name in node and decimal.Decimal(repr(value)) != int(value):
             node[name] = value
     return answer
+
+
+def _holder(root, path: str) -> tuple[dict | None, str]:
+    """The dict of ``root`` that holds the field at ``path`` (``"k"``: ``root``; ``"filters.min_evidence"``: ``root``'s
+    ``filters``), or None where there is none, and the field's own name."""
+    parent, _, name = path.rpartition(".")
+    node = (root.get(parent) if isinstance(root, dict) else None) if parent else root
+    return (node if isinstance(node, dict) else None), name
 
 
 def _not_json(error: dict, doc) -> str:
@@ -1803,7 +1808,7 @@ class _BodyLimit:
         headers = dict(scope.get("headers") or [])
         coding = headers.get(b"content-encoding", b"").decode("latin-1").strip()
         if coding and coding.lower() != "identity":  # a compressed body was parsed as it came ("not UTF-8"): 415
-            return await self._send(send, 415, error_body(
+            return await _send_json(send, 415, error_body(
                 "unsupported_media_type", f"the body is sent with content-encoding: {coding}, which this server does not "
                 "decode: send it uncompressed (no content-encoding header)", "content-encoding"))
         declared = headers.get(b"content-length")
@@ -1842,18 +1847,19 @@ class _BodyLimit:
     async def _reject(self, send, size: int, at_least: bool = False):
         # a body without a Content-Length is read only until it passes the limit: its size is a lower bound
         size_said = f"at least {size} bytes (read so far)" if at_least else f"{size} bytes"
-        await self._send(send, 413, error_body("body_too_large", f"the request body is {size_said}; the limit is "
+        await _send_json(send, 413, error_body("body_too_large", f"the request body is {size_said}; the limit is "
                                                f"{self.limit} bytes (max_body_bytes)", "body"))
 
-    @staticmethod
-    async def _send(send, status: int, content: dict):
-        # rendered by the JSONResponse every other error is (compact, UTF-8 as it is), with its headers: before,
-        # json.dumps' spaced separators and \uXXXX escapes, so a 413 or 415 read differently from a 422 or a 404
-        from starlette.responses import JSONResponse
 
-        response = JSONResponse(content, status_code=status)
-        await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
-        await send({"type": "http.response.body", "body": response.body})
+async def _send_json(send, status: int, content: dict):
+    """An error answered by an ASGI middleware (:class:`_BodyLimit`, :class:`_Charset`), before any route runs."""
+    # rendered by the JSONResponse every other error is (compact, UTF-8 as it is), with its headers: before,
+    # json.dumps' spaced separators and \uXXXX escapes, so a 413 or 415 read differently from a 422 or a 404
+    from starlette.responses import JSONResponse
+
+    response = JSONResponse(content, status_code=status)
+    await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
+    await send({"type": "http.response.body", "body": response.body})
 
 
 #: Python codecs (by their codecs.lookup name) that are no charset a client declares: backslash escapes, domain
@@ -1889,7 +1895,7 @@ class _Charset:
         except LookupError:
             known = False
         if not known:
-            return await _BodyLimit._send(send, 415, error_body(
+            return await _send_json(send, 415, error_body(
                 "unsupported_media_type", f"the body's content-type declares charset={charset}, which this server does "
                 "not read: send the JSON as UTF-8 (content-type: application/json)", "content-type"))
         if info.name == "utf-8":
@@ -1905,7 +1911,7 @@ class _Charset:
         try:
             body = raw.decode(info.name).encode("utf-8")
         except UnicodeDecodeError as exc:
-            return await _BodyLimit._send(send, 400, error_body(
+            return await _send_json(send, 400, error_body(
                 "invalid_json", f"the request body is not {charset} as its content-type declares (charset={charset}; "
                 f"{exc.reason} 0x{raw[exc.start]:02x} at byte {exc.start}); send the JSON as UTF-8 (content-type: "
                 "application/json)"))

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import tempfile
 import tomllib
@@ -48,6 +49,8 @@ from pathlib import Path
 
 from .errors import SOURCE_OPTIONS, ConfigError, IndexerError, arg
 from .ingest import is_limit, spec_kind
+
+log = logging.getLogger(__name__)
 
 #: the reading options a source can carry (:meth:`indexer.ingest.Ingester.ingest_spec`'s ``options``, ``taskspace
 #: ingest``'s --prompts, --model, --filter, --metric)
@@ -208,18 +211,15 @@ def load(path: Path) -> list[SourceSpec]:
         got = SourceSpec(spec=spec, format=fmt, limit=limit, **options)
         first = next((k for k, o in zip(numbers, out) if o == got), None)
         if first is not None:  # `/x` and `/x/` by hand: one source, read once (before, twice every pass)
-            import logging
-
-            logging.getLogger(__name__).warning("%s: source #%d is source #%d again (%s); it is read once", path, n,
-                                                first, spec)
+            log.warning("%s: source #%d is source #%d again (%s); it is read once", path, n, first, spec)
             continue
         key = source_key(spec)
         same = next((i for i, o in enumerate(out) if source_key(o.spec) == key), None)
         if same is not None:  # one source by hand (`hub:org/repo@v1` and `@v2`, a path with two metrics): one stored
-            import logging  # source, read at the later entry, as `sources add` keeps it; before, both were read, each
-            # replacing the other's results every pass
+            # source, read at the later entry, as `sources add` keeps it; before, both were read, each replacing the
+            # other's results every pass
             what = {"hub": "one Hub repo", "hub-org": "one Hub organisation"}.get(spec_kind(spec), "one path")
-            logging.getLogger(__name__).warning(
+            log.warning(
                 "%s: source #%d (%s) and source #%d (%s) are %s (%s), which is one stored source: source #%d (%s) is "
                 "read, source #%d is not; delete one of the two entries (`%s` leaves the one read)", path,
                 numbers[same], _shown(out[same]), n, _shown(got), what, key, n, _shown(got), numbers[same],

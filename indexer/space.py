@@ -290,10 +290,9 @@ def eps_problem(eps: float, n_prompts: int, space_or_params) -> str | None:
 
     if n_prompts <= 0:
         return None
-
     split = is_split(space_or_params)
     bound = eps_bound(n_prompts, 2 if split else 1)
-    if eps <= 0 or eps <= bound:
+    if eps <= bound:  # (bound > 0: an eps of 0 or less keeps every component)
         return None
     return (f"eps {eps:g} drops every component of every model, whatever the prompts: the {n_prompts:,} stored "
             f"prompts' embeddings (each of length 1{', a question and its options in each row' if split else ''}) "

@@ -59,6 +59,13 @@ def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
     return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
 
 
+def values_listed(values: list, shown: int = 10) -> str:
+    """``values`` as an error lists them: each cut as :func:`example_value` cuts it, the first ``shown``, then how many
+    more (a body of 5,000 unknown filters, or one of 100,000 characters, was quoted whole)."""
+    more = f", and {len(values) - shown:,} more" if len(values) > shown else ""
+    return f"{', '.join(example_value(v) for v in values[:shown])}{more}"
+
+
 def number_shown(value) -> str:
     """A score as an ingest message quotes it: in 6 significant digits (``2``, ``0.25``, ``41.1134``, ``1e+30``),
     unless they round it to another number in [0, 1], which would read as a valid score: then every digit it needs
@@ -503,6 +510,12 @@ class CsvRecords:
         self.header_fields: list[str] | None = None
         self.extra_marks = False  # the header line started with byte order marks past the first (see :meth:`header`)
 
+    @property
+    def cr_ends(self) -> bool:
+        """Whether a lone carriage return ends this file's lines (its first line's ending says; False before it is
+        read)."""
+        return bool(self._lines.cr_ends)
+
     def _next(self) -> tuple[int, list[str]] | None:
         """The next record as it parses (None at the end); csv's own errors cost the first line of the record."""
         lines = self._lines
@@ -758,12 +771,12 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
             if first and raw.strip() in ("{", "["):  # a JSON line is never a lone brace: one pretty-printed document
                 errors.add(fname, i, _one_document(raw.lstrip() + f.read(), i))  # (before: an error per line, 20 shown)
                 return
-            if first and (sep := _csv_header(raw)) is not None:  # CSV named .jsonl: before, every line "malformed
+            if first and (table := _csv_header(raw)) is not None:  # CSV named .jsonl: before, every line "malformed
                 # JSON line ...; the line breaks off before its end (a file still being written, or cut short?)"
+                sep, kind = table
                 errors.add(fname, i, f"line {i}, {example_value(raw.strip())}, is no JSON but a header of names "
-                           f"separated by {sep}: the file seems to be {'TSV' if sep == 'tabs' else 'CSV'}; name it "
-                           f"{Path(fname).name.split('.')[0]}.{'tsv' if sep == 'tabs' else 'csv'}; nothing of it is "
-                           "read")
+                           f"separated by {sep}: the file seems to be {kind}; name it "
+                           f"{Path(fname).name.split('.')[0]}.{kind.lower()}; nothing of it is read")
                 return
             errors.add(fname, i, malformed_line(raw, exc), "malformed JSON lines")
             first = False
@@ -820,14 +833,14 @@ def _repeated_keys(raw: str) -> list[str]:
 _HEADER_NAME = re.compile(r'\s*"?[A-Za-z_][\w .\-/]*"?\s*')
 
 
-def _csv_header(line: str) -> str | None:
-    """``"commas"`` or ``"tabs"`` when the first line of a JSON-lines file, which does not parse, is a CSV/TSV header
-    (names, at least two, separated so: ``model,prompt_id,correct``); None otherwise."""
+def _csv_header(line: str) -> tuple[str, str] | None:
+    """``("commas", "CSV")`` or ``("tabs", "TSV")`` when the first line of a JSON-lines file, which does not parse, is a
+    CSV/TSV header (names, at least two, separated so: ``model,prompt_id,correct``); None otherwise."""
     text = line.strip()
-    for sep, name in (("\t", "tabs"), (",", "commas")):
+    for sep, said in (("\t", ("tabs", "TSV")), (",", ("commas", "CSV"))):
         parts = text.split(sep)
         if len(parts) >= 2 and all(_HEADER_NAME.fullmatch(p) for p in parts):
-            return name
+            return said
     return None
 
 
@@ -1136,7 +1149,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         with _open_text(path) as f:
             records = CsvRecords(f, fname, probe, delim)
             header = records.header()
-            cr_ends = bool(records._lines.cr_ends)
+            cr_ends = records.cr_ends
             extra_marks = records.extra_marks
     except READ_ERRORS as exc:
         add_read_failure(errors, fname, None, exc, hint=f"; is it truncated or not {ext}?")
