@@ -691,7 +691,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if "{" in getattr(route, "path", ""):  # a model id in the path: its bytes as a query parameter's (below)
             _path_is_utf8(request.scope.get("raw_path") or b"", len(route.path.split("{")[0]))
         path = request.url.path
-        if path.endswith("/") and _trailing_slash_of(request.app, path):
+        if path.endswith("/") and _trailing_slash_of(request.app, request.url.path, request.scope.get("raw_path")):
             # /v1/models/ (the model route with no id): the model list written with a trailing slash, as any other
             # route so written is answered (before: "a model id must be a non-empty string", or with ?limit=5
             # "unknown query parameter(s) ['limit']; /v1/models/ takes no query parameters")
@@ -857,7 +857,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return answer(422, "invalid_request", *control)  # the path as sent, not request.url's (which drops it)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
-            if _trailing_slash_of(request.app, request.url.path):
+            if _trailing_slash_of(request.app, request.url.path, request.scope.get("raw_path")):
                 message = (f"no route {request.url.path}: write it without the trailing slash: "
                            f"{request.url.path.rstrip('/')}")
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
@@ -1118,10 +1118,13 @@ def _control_in_path(path: str) -> tuple[str, str | None] | None:
             f"%{ord(bad[0]):02X}); no route or model id holds one: send the path without it", field)
 
 
-def _trailing_slash_of(app, path: str) -> bool:
-    """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``)."""
+def _trailing_slash_of(app, path: str, raw: bytes | None = None) -> bool:
+    """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``), the slash as
+    sent (``raw``, the path's bytes before percent-decoding): a percent-encoded one (``/v1/models/%2F``, the model id
+    "/") is the id's text, not a trailing slash (before, its decoded path ``/v1/models//`` was told to drop it)."""
     bare = path.rstrip("/")
-    return bare != path and bool(bare) and any(getattr(r, "path", None) == bare for r in app.routes)
+    return (bare != path and bool(bare) and (raw or path.encode()).split(b"?")[0].endswith(b"/")
+            and any(getattr(r, "path", None) == bare for r in app.routes))
 
 
 def _named_as_sent(exc, item: str, field: str) -> None:

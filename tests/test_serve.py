@@ -462,6 +462,17 @@ def test_a_route_written_with_a_trailing_slash_is_a_404_naming_the_route(client)
     assert_error(client.get("/v1/nope"), 404, "not_found", says="no route /v1/nope; see /openapi.json")
 
 
+def test_a_model_id_of_an_encoded_slash_is_looked_up_not_told_of_a_trailing_slash(client):
+    """`GET /v1/models/%2F` names the model id "/" (its slash percent-encoded, as a client encoding the id sends it):
+    an unknown model naming "/", as `/v1/models/%2Fx` names "/x". Before, the decoded path `/v1/models//` was taken
+    for the model list written with a trailing slash: "no route /v1/models//: write it without the trailing slash",
+    about a slash the client never wrote after the route."""
+    for path, shown in (("/v1/models/%2F", "'/'"), ("/v1/models/%2F%2F", "'//'")):
+        err = assert_error(client.get(path), 404, "not_found", "model", says="unknown model")
+        assert shown in err["message"] and "trailing slash" not in err["message"], (path, err)
+    assert_error(client.get("/v1/models/"), 404, "not_found", says="without the trailing slash: /v1/models")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
