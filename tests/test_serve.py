@@ -776,10 +776,31 @@ def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
         assert err["message"].startswith(said), (licenses, err)
     for params, said in (([("license", "mit"), ("license", " ")], "license (its value 2 of 2) must be a non-empty "
                                                                    "license name, not ' '"),
-                         ([("license", ",")], "license names no license (commas and spaces alone: ','); give a "
+                         ([("license", ",")], "license names no license (commas, spaces or invisible characters "
+                                              "alone: ','); give a "
                                               "license name such as mit")):
         err = assert_error(client.get("/v1/models", params=params), 422, "invalid_input", "license")
         assert err["message"] == said, err
+
+
+def test_a_license_or_pipeline_tag_of_invisible_characters_alone_is_refused_as_such_a_prompt_is(client):
+    """A license or pipeline_tag filter holding only invisible characters (a zero-width space, a byte order mark) is a
+    422 naming it, on `POST /v1/find` and `GET /v1/models`, as a prompt of them is refused (`records.is_blank`); before,
+    it was taken as a filter and matched nothing (an empty answer, as if no model had that license). A license list
+    naming one beside such an entry keeps the one it names."""
+    post = lambda filters: client.post("/v1/find", json={"prompts": [PROMPT], "filters": filters})  # noqa: E731
+    for zw in ("\u200b", "\ufeff\u200b "):
+        assert_error(post({"licenses": [zw]}), 422, "invalid_input", "filters.licenses[0]", says="licenses[0] must be")
+        assert_error(post({"licenses": zw}), 422, "invalid_input", "filters.licenses", says="not blank")
+        assert_error(client.get("/v1/models", params={"license": zw}), 422, "invalid_input", "license",
+                     says="license names no license (commas, spaces or invisible characters alone")
+        for err in (assert_error(post({"pipeline_tag": zw}), 422, "invalid_input", "filters.pipeline_tag"),
+                    assert_error(client.get("/v1/models", params={"pipeline_tag": zw}), 422, "invalid_input",
+                                 "pipeline_tag")):
+            assert err["message"].startswith("pipeline_tag must have visible text (it holds only invisible "
+                                             "characters"), err
+    got = post({"licenses": "mit,\u200b"})  # the license it names, the invisible part none
+    assert got.status_code == 200 and got.json()["query"]["filters"] == {"licenses": ["mit"]}, got.text
 
 
 def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
