@@ -1882,12 +1882,12 @@ class _Charset:
         main, *params = [part.strip() for part in ctype.split(";")]
         charset = next((value.strip().strip('"') for name, _, value in (p.partition("=") for p in params)
                         if name.strip().lower() == "charset"), None)
-        if not charset or not (main.lower() == "application/json" or main.lower().endswith("+json")):
+        if not (main.lower() == "application/json" or main.lower().endswith("+json")):
             return await self.app(scope, receive, send)
         import codecs
 
         try:
-            info = codecs.lookup(charset)
+            info = codecs.lookup(charset or "utf-8")
             known = info._is_text_encoding and info.name not in _NOT_CHARSETS
         except LookupError:
             known = False
@@ -1896,7 +1896,7 @@ class _Charset:
                 "unsupported_media_type", f"the body's content-type declares charset={charset}, which this server does "
                 "not read: send the JSON as UTF-8 (content-type: application/json)", "content-type"))
         if info.name == "utf-8":
-            return await self.app(scope, receive, send)
+            return await self._utf8(scope, receive, send)
         chunks, more = [], True
         while more:
             message = await receive()
@@ -1924,6 +1924,36 @@ class _Charset:
             return await receive()
 
         await self.app(scope, decoded, send)
+
+    async def _utf8(self, scope, receive, send):
+        """A body to be read as UTF-8 (no charset declared, or utf-8) whose first bytes are UTF-16 or UTF-32 (a byte
+        order mark, or the NUL bytes an ASCII character has in them: :func:`json.detect_encoding`, which no UTF-8 JSON
+        text starts with) is a 400 naming its encoding: JSON between systems is UTF-8 (RFC 8259 §8.1). Before,
+        Python's json read it in the encoding it guessed, a body SERVING.md says is refused. The bytes read to tell
+        are handed on as they came."""
+        import json
+
+        first, more = [], True
+        while more and sum(map(len, first)) < 4:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left
+            first.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        head = b"".join(first)
+        coding = json.detect_encoding(head) if head else "utf-8"
+        if coding not in ("utf-8", "utf-8-sig"):
+            named = coding.upper().replace("-LE", "").replace("-BE", "")  # utf-16-le -> UTF-16: what a client calls it
+            return await _BodyLimit._send(send, 400, error_body(
+                "invalid_json", f"the request body is not UTF-8 JSON: it is {named} (its first bytes: "
+                f"{head[:4].hex(' ')}); send the JSON encoded as UTF-8, or declare its charset (content-type: "
+                f"application/json; charset={named.lower()})"))
+        pending = [{"type": "http.request", "body": head, "more_body": more}]
+
+        async def replayed():
+            return pending.pop() if pending else await receive()
+
+        await self.app(scope, replayed, send)
 
 
 #: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows

@@ -1051,6 +1051,28 @@ def test_a_body_in_a_declared_charset_is_read_in_it_or_the_charset_named(client)
     assert "charset=ascii" in err["message"] and f"0xc3 at byte {body.index(0xc3)}" in err["message"], err
 
 
+def test_a_utf16_or_utf32_body_declaring_no_charset_is_refused_as_not_utf8(client):
+    """A JSON body in UTF-16 or UTF-32 (with or without a byte order mark) whose content-type declares no charset (or
+    charset=utf-8) is a 400 `invalid_json` naming the encoding it is in and saying to send UTF-8 or declare the
+    charset: JSON between systems is UTF-8 (RFC 8259 §8.1), as SERVING.md says bodies are. Before, Python's json
+    guessed the encoding from its first bytes and read it, so the server took bodies its own docs said it refused.
+    Declared (`charset=utf-16`) it is read, and UTF-8 with a byte order mark is UTF-8."""
+    text = json.dumps({"prompts": ["café menu"], "k": 2})
+    want = client.post("/v1/find", content=text.encode("utf-8"), headers={"content-type": "application/json"})
+    assert want.status_code == 200, want.text
+    for coding, said in (("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"),
+                         ("utf-32", "UTF-32"), ("utf-32-be", "UTF-32")):
+        for ctype in ("application/json", "application/json; charset=utf-8"):
+            err = assert_error(client.post("/v1/find", content=text.encode(coding), headers={"content-type": ctype}),
+                               400, "invalid_json", says="not UTF-8")
+            assert said in err["message"] and "charset=" in err["message"], (coding, err)
+    got = client.post("/v1/find", content=text.encode("utf-16"),
+                      headers={"content-type": "application/json; charset=utf-16"})
+    assert got.status_code == 200 and got.json() == want.json(), got.text[:300]
+    got = client.post("/v1/find", content=text.encode("utf-8-sig"), headers={"content-type": "application/json"})
+    assert got.status_code == 200 and got.json() == want.json(), got.text[:300]
+
+
 def test_a_streamed_body_over_the_limit_is_said_to_be_at_least_what_was_read(encoder):
     """A body without a Content-Length (chunked) is read only until it passes the limit, so its size is unknown:
     before, 413 said "more than N bytes" with N the bytes read, which is false when the body ends right there; now
