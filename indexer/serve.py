@@ -903,7 +903,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                            allow_headers=["Content-Type"], expose_headers=["Retry-After"], max_age=600)
     else:  # every preflight refused as such, whatever the path (before: the route's 405 for OPTIONS, or a 404)
         app.add_middleware(_NoCors)
-    app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
+    app.add_middleware(_SecurityHeaders)  # every answer, a preflight's and a 413's included
+    app.add_middleware(_AbsoluteForm)  # outermost: every route and error sees the path the request names
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
@@ -2053,6 +2054,27 @@ class _SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class _AbsoluteForm:
+    """ASGI middleware: a request target in absolute-form (``GET http://host/v1/benchmarks HTTP/1.1``, as a client
+    speaking through a proxy sends it; RFC 9112 §3.2.2: a server MUST accept it) is the path it names (``/`` for
+    none), its raw bytes too, so the model id's escapes stay. uvicorn's h11 protocol hands the app the whole URL as the
+    path: before, a 404 "no route /http://host/v1/benchmarks"."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", path):
+            return await self.app(scope, receive, send)
+        raw = scope.get("raw_path") or path.encode()
+        after = lambda text, slash: text.partition(slash * 2)[2]  # noqa: E731 -- the authority and what follows it
+        rest, raw_rest = after(path, "/"), after(raw, b"/")
+        path = "/" + rest.partition("/")[2] if "/" in rest else "/"
+        raw = b"/" + raw_rest.partition(b"/")[2] if b"/" in raw_rest else b"/"
+        await self.app({**scope, "path": path, "raw_path": raw}, receive, send)
 
 
 class _Head:

@@ -1268,6 +1268,35 @@ def test_over_a_real_socket(indexed, encoder):
             assert http.get("/").text.startswith("<!doctype html>")
 
 
+def test_a_request_in_absolute_form_is_answered_as_the_path_it_names(indexed, encoder):
+    """`GET http://host/v1/benchmarks HTTP/1.1` (absolute-form, as a client speaking through a proxy sends it; RFC 9112
+    §3.2.2: a server MUST accept it) is answered as `GET /v1/benchmarks`, its query and a model id's escapes kept;
+    before, uvicorn handed the app the whole URL as the path: 404 "no route /http://127.0.0.1:PORT/v1/benchmarks"."""
+    import socket
+
+    def raw(port: int, target: str) -> tuple[int, bytes]:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        return int(head.split()[1]), body
+
+    with ThreadServer(create_app(Service(encoder=encoder))) as url:
+        port = int(url.rsplit(":", 1)[1])
+        want = raw(port, "/v1/benchmarks")
+        assert want[0] == 200
+        for scheme in ("http", "HTTP"):
+            assert raw(port, f"{scheme}://127.0.0.1:{port}/v1/benchmarks") == want
+        status, body = raw(port, f"http://127.0.0.1:{port}/v1/models?limit=1&offset=1")
+        assert status == 200 and len(json.loads(body)["models"]) == 1, body
+        status, body = raw(port, f"http://127.0.0.1:{port}/v1/models/org%2Fm1")
+        assert status == 200 and json.loads(body)["model"] == "org/m1", body[:300]
+        status, body = raw(port, f"http://127.0.0.1:{port}")  # no path: the root, as RFC 9112 §3.2.2 says of it
+        assert status == 200 and body.startswith(b"<!doctype html>"), body[:200]
+
+
 def test_many_concurrent_clients_are_answered_with_the_encoding_bounded(indexed, encoder, monkeypatch):
     """24 clients at once over a real socket, each with example prompts the cache does not hold: every answer is 200
     and equals the same query asked alone afterwards, and the model encodes at most `ENCODE_AT_ONCE` calls at once.
