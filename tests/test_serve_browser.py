@@ -1488,6 +1488,38 @@ def test_a_model_page_whose_results_changed_says_so_under_its_title(page_server,
         assert not failures, failures
 
 
+def test_a_model_pages_loading_and_its_answer_are_announced_to_a_screen_reader(page_server):
+    """A model page's "loading…" (8.5 s and more on a large home) is in a live region, as the search's status is, and
+    so is what replaces it (the model's metadata, or its error); the tables it fills are marked busy meanwhile. Before,
+    `#model-meta` was a plain paragraph: a screen reader heard nothing between the link's activation and the answer."""
+    from playwright.sync_api import expect
+
+    held = []
+
+    def hold(route):
+        if route.request.url.endswith("/v1/models/org/m1"):
+            held.append(route)
+        else:
+            route.continue_()
+
+    with chromium_page() as (page, failures):
+        page.add_init_script(COUNT_ANSWERS)
+        page.route("**/v1/**", hold)
+        page.goto(page_server + "/?model=org%2Fm1")
+        _held(page, held)
+        status = page.get_by_role("status").filter(has_text="loading…")
+        expect(status).to_have_count(1)
+        assert status.get_attribute("aria-live") == "polite" and status.get_attribute("id") == "model-meta"
+        expect(page.locator("#model-tables")).to_have_attribute("aria-busy", "true")
+        _release_and_wait_read(page, held.pop(), "/v1/models/org/m1")
+        expect(page.get_by_role("status").filter(has_text="prompts measured")).to_have_count(1)
+        expect(page.locator("#model-tables")).not_to_have_attribute("aria-busy", "true")
+        page.goto(page_server + "/?model=org%2Fnope")
+        expect(page.get_by_role("status").filter(has_text="error: unknown model 'org/nope'")).to_have_count(1)
+        expect(page.locator("#model-tables")).not_to_have_attribute("aria-busy", "true")
+        assert failures == []
+
+
 def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(page_server):
     """A model page's two tables, with their headings, are shown once the model's answer came: while it loads (held
     here; 20 s and more on a home of 32,823 models) only "loading…" stands under the title, and under an error (an

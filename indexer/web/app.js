@@ -582,10 +582,11 @@ async function showModel(id, space, attempt = 0) {
   $("model-title").textContent = id;
   $("model-title").dataset.model = id;
   titleFor(`model ${id}`);
-  $("model-meta").textContent = "loading…";
+  $("model-meta").textContent = "loading…";  // a live region (index.html), as the search's status: said while it loads
   $("model-meta").removeAttribute("title");
   $("model-meta").classList.remove("error");
   clearModelTables();  // the previous model's rows never stand under this one's title
+  $("model-tables").setAttribute("aria-busy", "true");  // being filled: busy until the answer (or its error) came
   const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
     // "." or ".." alone is a dot segment however it is written: no URL path can carry it
@@ -621,6 +622,7 @@ async function showModel(id, space, attempt = 0) {
     $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
     if (err.raw) $("model-meta").title = err.raw;
   }
+  $("model-tables").removeAttribute("aria-busy");
   // the section takes the focus once loaded, unless the user moved it meanwhile (Tab to "back to search" while the
   // model loads): before, the answer took it from there, and Enter then pressed on the section did nothing
   if (document.activeElement === from || document.activeElement === document.body) sec.focus();
