@@ -1102,6 +1102,36 @@ def test_the_checkboxes_are_targets_of_at_least_24_pixels(page_server):
         assert failures == []
 
 
+def test_the_space_chooser_appears_once_a_server_down_at_the_pages_load_answers(page_server):
+    """The page loaded while the server did not answer (restarting; here its first `GET /v1/spaces` refused) shows the
+    space chooser once the server answers, by itself, on a home holding several spaces (the real answer with a second
+    space added here). Before, the spaces were asked once at load: the chooser never appeared until a reload, and
+    every search took the default space."""
+    import json
+
+    from playwright.sync_api import expect
+
+    asked = []
+
+    def spaces(route):
+        asked.append(route.request.url)
+        if len(asked) == 1:
+            return route.abort("connectionrefused")
+        data = route.fetch().json()
+        data["spaces"].append({**data["spaces"][0], "name": "other-space", "id": 99, "default": False})
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/spaces", spaces)
+        page.goto(page_server + "/")
+        chooser = page.get_by_label("Embedding space (this index holds several)")
+        expect(chooser).to_be_visible()
+        expect(page.locator("#space option")).to_have_count(2)
+        assert page.locator("#space option").nth(1).get_attribute("value") == "other-space"
+        assert len(asked) == 2, asked
+        assert failures == []
+
+
 def test_a_space_chooser_picks_the_space_when_the_index_holds_several(tmp_path, encoder, monkeypatch):
     """An index holding two spaces (the default method's, and `TASKSPACE_METHOD=auto`'s from the same results, as
     tests/test_spaces.py builds two): the page shows a labelled space chooser (hidden with one space: the other
