@@ -1898,14 +1898,10 @@ class _Charset:
                 "not read: send the JSON as UTF-8 (content-type: application/json)", "content-type"))
         if info.name == "utf-8":
             return await self._utf8(scope, receive, send)
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        raw = b"".join(chunks)
+        read = await self._read(receive)
+        if read is None:
+            return  # the client left
+        raw = read[0]
         try:
             body = raw.decode(info.name).encode("utf-8")
         except UnicodeDecodeError as exc:
@@ -1926,6 +1922,19 @@ class _Charset:
 
         await self.app(scope, decoded, send)
 
+    @staticmethod
+    async def _read(receive, enough: int | None = None) -> tuple[bytes, bool] | None:
+        """The body's bytes, all of them or (``enough``) the messages holding at least that many, and whether more
+        are to come; None when the client left."""
+        chunks, more = [], True
+        while more and (enough is None or sum(map(len, chunks)) < enough):
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        return b"".join(chunks), more
+
     async def _utf8(self, scope, receive, send):
         """A body to be read as UTF-8 (no charset declared, or utf-8) whose first bytes are UTF-16 or UTF-32 (a byte
         order mark, or the NUL bytes an ASCII character has in them: :func:`json.detect_encoding`, which no UTF-8 JSON
@@ -1934,14 +1943,10 @@ class _Charset:
         are handed on as they came."""
         import json
 
-        first, more = [], True
-        while more and sum(map(len, first)) < 4:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left
-            first.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        head = b"".join(first)
+        read = await self._read(receive, enough=4)
+        if read is None:
+            return  # the client left
+        head, more = read
         coding = json.detect_encoding(head) if head else "utf-8"
         if coding not in ("utf-8", "utf-8-sig"):
             named = coding.upper().replace("-LE", "").replace("-BE", "")  # utf-16-le -> UTF-16: what a client calls it

@@ -1518,12 +1518,9 @@ def test_a_model_page_whose_results_changed_says_so_under_its_title(page_server,
         assert not failures, failures
 
 
-def test_a_model_pages_loading_and_its_answer_are_announced_to_a_screen_reader(page_server):
-    """A model page's "loading…" (8.5 s and more on a large home) is in a live region, as the search's status is, and
-    so is what replaces it (the model's metadata, or its error); the tables it fills are marked busy meanwhile. Before,
-    `#model-meta` was a plain paragraph: a screen reader heard nothing between the link's activation and the answer."""
-    from playwright.sync_api import expect
-
+def _open_model_page_held(page, server: str) -> list:
+    """``page`` opened on org/m1's model page with its ``GET /v1/models/org/m1`` held (the other API calls answered):
+    the held route, in a list, once the page asked."""
     held = []
 
     def hold(route):
@@ -1532,11 +1529,21 @@ def test_a_model_pages_loading_and_its_answer_are_announced_to_a_screen_reader(p
         else:
             route.continue_()
 
+    page.add_init_script(COUNT_ANSWERS)
+    page.route("**/v1/**", hold)
+    page.goto(server + "/?model=org%2Fm1")
+    _held(page, held)
+    return held
+
+
+def test_a_model_pages_loading_and_its_answer_are_announced_to_a_screen_reader(page_server):
+    """A model page's "loading…" (8.5 s and more on a large home) is in a live region, as the search's status is, and
+    so is what replaces it (the model's metadata, or its error); the tables it fills are marked busy meanwhile. Before,
+    `#model-meta` was a plain paragraph: a screen reader heard nothing between the link's activation and the answer."""
+    from playwright.sync_api import expect
+
     with chromium_page() as (page, failures):
-        page.add_init_script(COUNT_ANSWERS)
-        page.route("**/v1/**", hold)
-        page.goto(page_server + "/?model=org%2Fm1")
-        _held(page, held)
+        held = _open_model_page_held(page, page_server)
         status = page.get_by_role("status").filter(has_text="loading…")
         expect(status).to_have_count(1)
         assert status.get_attribute("aria-live") == "polite" and status.get_attribute("id") == "model-meta"
@@ -1557,21 +1564,10 @@ def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(
     empty under "loading…" and under "error: unknown model ...", grey as the model's metadata."""
     from playwright.sync_api import expect
 
-    held = []
-
-    def hold(route):
-        if route.request.url.endswith("/v1/models/org/m1"):
-            held.append(route)
-        else:
-            route.continue_()
-
     with chromium_page() as (page, failures):
-        page.add_init_script(COUNT_ANSWERS)
-        page.route("**/v1/**", hold)
-        page.goto(page_server + "/?model=org%2Fm1")
+        held = _open_model_page_held(page, page_server)
         meta = page.locator("#model-meta")
         expect(meta).to_have_text("loading…")
-        _held(page, held)
         for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
             expect(page.locator(heading)).to_be_hidden()
         _release_and_wait_read(page, held.pop(), "/v1/models/org/m1")
