@@ -375,7 +375,8 @@ def _licence(value):
     from .find import licence_names
 
     return _name(value) or (None if licence_names(value) else
-                            "names no license (commas and spaces alone); give a license name such as mit")
+                            "names no license (commas, spaces or invisible characters alone); give a license "
+                            "name such as mit")
 
 
 _prompt_args = _texts_option(_text)

@@ -90,7 +90,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 
 from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
-from .records import is_blank, name_problem, text_problem
+from .records import INVISIBLE_ONLY, is_blank, name_problem, text_problem
 from .sources.common import example_value, values_listed
 from .sync import gated_known, license_text
 
@@ -185,8 +185,10 @@ _FILTER_SYNONYMS = {"measured_on": "benchmark", "license": "licenses", "measured
 def licence_names(value: str) -> list[str]:
     """The licenses a license filter's value names: split at its commas (a model card naming several is stored and
     shown joined, ``apache-2.0,mit``), each stripped and in lower case, as the Hub's license ids are; none for a value
-    of commas and spaces alone, which :class:`Filters`, the CLI's ``--license`` and ``/v1/find`` each refuse."""
-    return [p.strip().lower() for p in value.split(",") if p.strip()]
+    of commas, spaces and invisible characters alone (a zero-width space: :func:`indexer.records.is_blank`, as a prompt
+    of them is refused), which :class:`Filters`, the CLI's ``--license``, ``GET /v1/models`` and ``/v1/find`` each
+    refuse (before, ``\u200b`` was a filter matching nothing)."""
+    return [p.strip().lower() for p in value.split(",") if not is_blank(p)]
 
 
 @dataclass
@@ -246,8 +248,8 @@ class Filters:
             parts = [licence_names(x) for x in self.licenses]
             for i, (x, ps) in enumerate(zip(self.licenses, parts)):
                 if not ps:
-                    raise InputError(f"licenses[{i}] names no license (commas and spaces alone: {x[:40]!r}); give "
-                                     "a license name such as mit", item=f"filters.licenses[{i}]")
+                    raise InputError(f"licenses[{i}] names no license (commas, spaces or invisible characters alone: "
+                                     f"{x[:40]!r}); give a license name such as mit", item=f"filters.licenses[{i}]")
             self.licenses = list(dict.fromkeys(p for ps in parts for p in ps)) or None
         for name in ("min_params", "max_params"):
             v = getattr(self, name)
@@ -272,6 +274,9 @@ class Filters:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v.strip()):
                 raise InputError(f"{name} must be a non-empty string", item=f"filters.{name}")
+            if v is not None and is_blank(v):  # "\u200b": a filter matching nothing, though a prompt of it is refused
+                raise InputError(f"{name} must have visible text (it holds {INVISIBLE_ONLY}): {v[:40]!r}",
+                                 item=f"filters.{name}")
             if v is not None and name_problem(v):
                 raise InputError(f"{name} {v[:40]!r} {name_problem(v)}", item=f"filters.{name}")
 
@@ -532,8 +537,7 @@ def _prompts(prompts) -> list[str] | None:
         if not p.strip():
             raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
         if is_blank(p):  # "\u200b", "\ufeff": the encoder reads nothing (before, ranked as if something was asked)
-            raise InputError("a prompt must have visible text (it holds only invisible characters: zero-width or "
-                             "format characters, a byte order mark, controls)", item=f"prompts[{i}]")
+            raise InputError(f"a prompt must have visible text (it holds {INVISIBLE_ONLY})", item=f"prompts[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
             raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"prompts[{i}]")

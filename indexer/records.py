@@ -25,6 +25,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
 
 
+#: what a text :func:`is_blank` refuses though it is not empty (a prompt's message, a filter's)
+INVISIBLE_ONLY = "only invisible characters: zero-width or format characters, a byte order mark, controls"
+
+
 def is_blank(text: str) -> bool:
     """True when ``text`` has no visible character: nothing, whitespace, zero-width or other format characters (a byte
     order mark, U+200B), control characters. Such a text embeds as an empty one (the tokenizer drops them all)."""
@@ -41,7 +45,7 @@ def text_problem(text) -> str | None:
     if not isinstance(text, str) or not text.strip():
         return "empty prompt text (only whitespace or nothing)"
     if is_blank(text):
-        return "empty prompt text (only invisible characters: zero-width or format characters, a byte order mark, controls)"
+        return f"empty prompt text ({INVISIBLE_ONLY})"
     if "\x00" in text:
         return "prompt text holds a NUL character"
     if _SURROGATE.search(text):

@@ -691,7 +691,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if "{" in getattr(route, "path", ""):  # a model id in the path: its bytes as a query parameter's (below)
             _path_is_utf8(request.scope.get("raw_path") or b"", len(route.path.split("{")[0]))
         path = request.url.path
-        if path.endswith("/") and _trailing_slash_of(request.app, path):
+        if path.endswith("/") and _trailing_slash_of(request.app, request.url.path, request.scope.get("raw_path")):
             # /v1/models/ (the model route with no id): the model list written with a trailing slash, as any other
             # route so written is answered (before: "a model id must be a non-empty string", or with ?limit=5
             # "unknown query parameter(s) ['limit']; /v1/models/ takes no query parameters")
@@ -857,7 +857,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return answer(422, "invalid_request", *control)  # the path as sent, not request.url's (which drops it)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
-            if _trailing_slash_of(request.app, request.url.path):
+            if _trailing_slash_of(request.app, request.url.path, request.scope.get("raw_path")):
                 message = (f"no route {request.url.path}: write it without the trailing slash: "
                            f"{request.url.path.rstrip('/')}")
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
@@ -903,7 +903,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                            allow_headers=["Content-Type"], expose_headers=["Retry-After"], max_age=600)
     else:  # every preflight refused as such, whatever the path (before: the route's 405 for OPTIONS, or a 404)
         app.add_middleware(_NoCors)
-    app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
+    app.add_middleware(_SecurityHeaders)  # every answer, a preflight's and a 413's included
+    app.add_middleware(_AbsoluteForm)  # outermost: every route and error sees the path the request names
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
@@ -1118,10 +1119,13 @@ def _control_in_path(path: str) -> tuple[str, str | None] | None:
             f"%{ord(bad[0]):02X}); no route or model id holds one: send the path without it", field)
 
 
-def _trailing_slash_of(app, path: str) -> bool:
-    """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``)."""
+def _trailing_slash_of(app, path: str, raw: bytes | None = None) -> bool:
+    """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``), the slash as
+    sent (``raw``, the path's bytes before percent-decoding): a percent-encoded one (``/v1/models/%2F``, the model id
+    "/") is the id's text, not a trailing slash (before, its decoded path ``/v1/models//`` was told to drop it)."""
     bare = path.rstrip("/")
-    return bare != path and bool(bare) and any(getattr(r, "path", None) == bare for r in app.routes)
+    return (bare != path and bool(bare) and (raw or path.encode()).split(b"?")[0].endswith(b"/")
+            and any(getattr(r, "path", None) == bare for r in app.routes))
 
 
 def _named_as_sent(exc, item: str, field: str) -> None:
@@ -1885,12 +1889,12 @@ class _Charset:
         main, *params = [part.strip() for part in ctype.split(";")]
         charset = next((value.strip().strip('"') for name, _, value in (p.partition("=") for p in params)
                         if name.strip().lower() == "charset"), None)
-        if not charset or not (main.lower() == "application/json" or main.lower().endswith("+json")):
+        if not (main.lower() == "application/json" or main.lower().endswith("+json")):
             return await self.app(scope, receive, send)
         import codecs
 
         try:
-            info = codecs.lookup(charset)
+            info = codecs.lookup(charset or "utf-8")
             known = info._is_text_encoding and info.name not in _NOT_CHARSETS
         except LookupError:
             known = False
@@ -1899,15 +1903,11 @@ class _Charset:
                 "unsupported_media_type", f"the body's content-type declares charset={charset}, which this server does "
                 "not read: send the JSON as UTF-8 (content-type: application/json)", "content-type"))
         if info.name == "utf-8":
-            return await self.app(scope, receive, send)
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        raw = b"".join(chunks)
+            return await self._utf8(scope, receive, send)
+        read = await self._read(receive)
+        if read is None:
+            return  # the client left
+        raw = read[0]
         try:
             body = raw.decode(info.name).encode("utf-8")
         except UnicodeDecodeError as exc:
@@ -1927,6 +1927,45 @@ class _Charset:
             return await receive()
 
         await self.app(scope, decoded, send)
+
+    @staticmethod
+    async def _read(receive, enough: int | None = None) -> tuple[bytes, bool] | None:
+        """The body's bytes, all of them or (``enough``) the messages holding at least that many, and whether more
+        are to come; None when the client left."""
+        chunks, more = [], True
+        while more and (enough is None or sum(map(len, chunks)) < enough):
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        return b"".join(chunks), more
+
+    async def _utf8(self, scope, receive, send):
+        """A body to be read as UTF-8 (no charset declared, or utf-8) whose first bytes are UTF-16 or UTF-32 (a byte
+        order mark, or the NUL bytes an ASCII character has in them: :func:`json.detect_encoding`, which no UTF-8 JSON
+        text starts with) is a 400 naming its encoding: JSON between systems is UTF-8 (RFC 8259 §8.1). Before,
+        Python's json read it in the encoding it guessed, a body SERVING.md says is refused. The bytes read to tell
+        are handed on as they came."""
+        import json
+
+        read = await self._read(receive, enough=4)
+        if read is None:
+            return  # the client left
+        head, more = read
+        coding = json.detect_encoding(head) if head else "utf-8"
+        if coding not in ("utf-8", "utf-8-sig"):
+            named = coding.upper().replace("-LE", "").replace("-BE", "")  # utf-16-le -> UTF-16: what a client calls it
+            return await _BodyLimit._send(send, 400, error_body(
+                "invalid_json", f"the request body is not UTF-8 JSON: it is {named} (its first bytes: "
+                f"{head[:4].hex(' ')}); send the JSON encoded as UTF-8, or declare its charset (content-type: "
+                f"application/json; charset={named.lower()})"))
+        pending = [{"type": "http.request", "body": head, "more_body": more}]
+
+        async def replayed():
+            return pending.pop() if pending else await receive()
+
+        await self.app(scope, replayed, send)
 
 
 #: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows
@@ -2026,6 +2065,27 @@ class _SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class _AbsoluteForm:
+    """ASGI middleware: a request target in absolute-form (``GET http://host/v1/benchmarks HTTP/1.1``, as a client
+    speaking through a proxy sends it; RFC 9112 §3.2.2: a server MUST accept it) is the path it names (``/`` for
+    none), its raw bytes too, so the model id's escapes stay. uvicorn's h11 protocol hands the app the whole URL as the
+    path: before, a 404 "no route /http://host/v1/benchmarks"."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", path):
+            return await self.app(scope, receive, send)
+        raw = scope.get("raw_path") or path.encode()
+        after = lambda text, slash: text.partition(slash * 2)[2]  # noqa: E731 -- the authority and what follows it
+        rest, raw_rest = after(path, "/"), after(raw, b"/")
+        path = "/" + rest.partition("/")[2] if "/" in rest else "/"
+        raw = b"/" + raw_rest.partition(b"/")[2] if b"/" in raw_rest else b"/"
+        await self.app({**scope, "path": path, "raw_path": raw}, receive, send)
 
 
 class _Head:

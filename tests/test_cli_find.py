@@ -605,11 +605,13 @@ def test_an_empty_stdin_is_named_as_stdin_not_as_a_file_named_dash():
     (["search", "x", "--license", ""], "Invalid value for '--license': the 1st: '' is empty"),
     (["models", "--benchmark", ""], "Invalid value for '--benchmark' / '-b': '' is empty"),
     (["models", "--license", "mit", "--license", " "], "Invalid value for '--license': the 2nd: ' ' is empty"),
-    (["search", "x", "--license", ","], "Invalid value for '--license': the 1st: ',' names no license (commas and "
-                                        "spaces alone); give a license name such as mit"),
+    (["search", "x", "--license", ","], "Invalid value for '--license': the 1st: ',' names no license (commas, "
+                                        "spaces or invisible characters alone); give a license name such as mit"),
     (["models", "--license", "mit", "--license", " , "], "Invalid value for '--license': the 2nd: ' , ' names no "
                                                          "license"),
     (["model", " "], "Invalid value for 'ID': ' ' is empty"),
+    (["models", "--license", "\u200b"], "Invalid value for '--license': the 1st: '\\u200b' names no license (commas, "
+                                        "spaces or invisible characters alone)"),
 ])
 def test_a_blank_text_value_is_a_usage_error_naming_the_option_and_which(args, says):
     """A blank PROMPT, `--model`, `--benchmark`, `--measured-on`, `--pipeline-tag` or `--license` of `search` (and

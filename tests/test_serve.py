@@ -462,6 +462,17 @@ def test_a_route_written_with_a_trailing_slash_is_a_404_naming_the_route(client)
     assert_error(client.get("/v1/nope"), 404, "not_found", says="no route /v1/nope; see /openapi.json")
 
 
+def test_a_model_id_of_an_encoded_slash_is_looked_up_not_told_of_a_trailing_slash(client):
+    """`GET /v1/models/%2F` names the model id "/" (its slash percent-encoded, as a client encoding the id sends it):
+    an unknown model naming "/", as `/v1/models/%2Fx` names "/x". Before, the decoded path `/v1/models//` was taken
+    for the model list written with a trailing slash: "no route /v1/models//: write it without the trailing slash",
+    about a slash the client never wrote after the route."""
+    for path, shown in (("/v1/models/%2F", "'/'"), ("/v1/models/%2F%2F", "'//'")):
+        err = assert_error(client.get(path), 404, "not_found", "model", says="unknown model")
+        assert shown in err["message"] and "trailing slash" not in err["message"], (path, err)
+    assert_error(client.get("/v1/models/"), 404, "not_found", says="without the trailing slash: /v1/models")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
@@ -765,10 +776,31 @@ def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
         assert err["message"].startswith(said), (licenses, err)
     for params, said in (([("license", "mit"), ("license", " ")], "license (its value 2 of 2) must be a non-empty "
                                                                    "license name, not ' '"),
-                         ([("license", ",")], "license names no license (commas and spaces alone: ','); give a "
+                         ([("license", ",")], "license names no license (commas, spaces or invisible characters "
+                                              "alone: ','); give a "
                                               "license name such as mit")):
         err = assert_error(client.get("/v1/models", params=params), 422, "invalid_input", "license")
         assert err["message"] == said, err
+
+
+def test_a_license_or_pipeline_tag_of_invisible_characters_alone_is_refused_as_such_a_prompt_is(client):
+    """A license or pipeline_tag filter holding only invisible characters (a zero-width space, a byte order mark) is a
+    422 naming it, on `POST /v1/find` and `GET /v1/models`, as a prompt of them is refused (`records.is_blank`); before,
+    it was taken as a filter and matched nothing (an empty answer, as if no model had that license). A license list
+    naming one beside such an entry keeps the one it names."""
+    post = lambda filters: client.post("/v1/find", json={"prompts": [PROMPT], "filters": filters})  # noqa: E731
+    for zw in ("\u200b", "\ufeff\u200b "):
+        assert_error(post({"licenses": [zw]}), 422, "invalid_input", "filters.licenses[0]", says="licenses[0] must be")
+        assert_error(post({"licenses": zw}), 422, "invalid_input", "filters.licenses", says="not blank")
+        assert_error(client.get("/v1/models", params={"license": zw}), 422, "invalid_input", "license",
+                     says="license names no license (commas, spaces or invisible characters alone")
+        for err in (assert_error(post({"pipeline_tag": zw}), 422, "invalid_input", "filters.pipeline_tag"),
+                    assert_error(client.get("/v1/models", params={"pipeline_tag": zw}), 422, "invalid_input",
+                                 "pipeline_tag")):
+            assert err["message"].startswith("pipeline_tag must have visible text (it holds only invisible "
+                                             "characters"), err
+    got = post({"licenses": "mit,\u200b"})  # the license it names, the invisible part none
+    assert got.status_code == 200 and got.json()["query"]["filters"] == {"licenses": ["mit"]}, got.text
 
 
 def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
@@ -1019,6 +1051,28 @@ def test_a_body_in_a_declared_charset_is_read_in_it_or_the_charset_named(client)
     assert "charset=ascii" in err["message"] and f"0xc3 at byte {body.index(0xc3)}" in err["message"], err
 
 
+def test_a_utf16_or_utf32_body_declaring_no_charset_is_refused_as_not_utf8(client):
+    """A JSON body in UTF-16 or UTF-32 (with or without a byte order mark) whose content-type declares no charset (or
+    charset=utf-8) is a 400 `invalid_json` naming the encoding it is in and saying to send UTF-8 or declare the
+    charset: JSON between systems is UTF-8 (RFC 8259 §8.1), as SERVING.md says bodies are. Before, Python's json
+    guessed the encoding from its first bytes and read it, so the server took bodies its own docs said it refused.
+    Declared (`charset=utf-16`) it is read, and UTF-8 with a byte order mark is UTF-8."""
+    text = json.dumps({"prompts": ["café menu"], "k": 2})
+    want = client.post("/v1/find", content=text.encode("utf-8"), headers={"content-type": "application/json"})
+    assert want.status_code == 200, want.text
+    for coding, said in (("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"),
+                         ("utf-32", "UTF-32"), ("utf-32-be", "UTF-32")):
+        for ctype in ("application/json", "application/json; charset=utf-8"):
+            err = assert_error(client.post("/v1/find", content=text.encode(coding), headers={"content-type": ctype}),
+                               400, "invalid_json", says="not UTF-8")
+            assert said in err["message"] and "charset=" in err["message"], (coding, err)
+    got = client.post("/v1/find", content=text.encode("utf-16"),
+                      headers={"content-type": "application/json; charset=utf-16"})
+    assert got.status_code == 200 and got.json() == want.json(), got.text[:300]
+    got = client.post("/v1/find", content=text.encode("utf-8-sig"), headers={"content-type": "application/json"})
+    assert got.status_code == 200 and got.json() == want.json(), got.text[:300]
+
+
 def test_a_streamed_body_over_the_limit_is_said_to_be_at_least_what_was_read(encoder):
     """A body without a Content-Length (chunked) is read only until it passes the limit, so its size is unknown:
     before, 413 said "more than N bytes" with N the bytes read, which is false when the body ends right there; now
@@ -1212,6 +1266,35 @@ def test_over_a_real_socket(indexed, encoder):
             assert http.get("/readyz").json()["status"] == "ready"
             assert_error(http.get("/v1/models/nope"), 404, "not_found", "model")
             assert http.get("/").text.startswith("<!doctype html>")
+
+
+def test_a_request_in_absolute_form_is_answered_as_the_path_it_names(indexed, encoder):
+    """`GET http://host/v1/benchmarks HTTP/1.1` (absolute-form, as a client speaking through a proxy sends it; RFC 9112
+    §3.2.2: a server MUST accept it) is answered as `GET /v1/benchmarks`, its query and a model id's escapes kept;
+    before, uvicorn handed the app the whole URL as the path: 404 "no route /http://127.0.0.1:PORT/v1/benchmarks"."""
+    import socket
+
+    def raw(port: int, target: str) -> tuple[int, bytes]:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        return int(head.split()[1]), body
+
+    with ThreadServer(create_app(Service(encoder=encoder))) as url:
+        port = int(url.rsplit(":", 1)[1])
+        want = raw(port, "/v1/benchmarks")
+        assert want[0] == 200
+        for scheme in ("http", "HTTP"):
+            assert raw(port, f"{scheme}://127.0.0.1:{port}/v1/benchmarks") == want
+        status, body = raw(port, f"http://127.0.0.1:{port}/v1/models?limit=1&offset=1")
+        assert status == 200 and len(json.loads(body)["models"]) == 1, body
+        status, body = raw(port, f"http://127.0.0.1:{port}/v1/models/org%2Fm1")
+        assert status == 200 and json.loads(body)["model"] == "org/m1", body[:300]
+        status, body = raw(port, f"http://127.0.0.1:{port}")  # no path: the root, as RFC 9112 §3.2.2 says of it
+        assert status == 200 and body.startswith(b"<!doctype html>"), body[:200]
 
 
 def test_many_concurrent_clients_are_answered_with_the_encoding_bounded(indexed, encoder, monkeypatch):

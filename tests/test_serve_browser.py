@@ -1102,6 +1102,36 @@ def test_the_checkboxes_are_targets_of_at_least_24_pixels(page_server):
         assert failures == []
 
 
+def test_the_space_chooser_appears_once_a_server_down_at_the_pages_load_answers(page_server):
+    """The page loaded while the server did not answer (restarting; here its first `GET /v1/spaces` refused) shows the
+    space chooser once the server answers, by itself, on a home holding several spaces (the real answer with a second
+    space added here). Before, the spaces were asked once at load: the chooser never appeared until a reload, and
+    every search took the default space."""
+    import json
+
+    from playwright.sync_api import expect
+
+    asked = []
+
+    def spaces(route):
+        asked.append(route.request.url)
+        if len(asked) == 1:
+            return route.abort("connectionrefused")
+        data = route.fetch().json()
+        data["spaces"].append({**data["spaces"][0], "name": "other-space", "id": 99, "default": False})
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/spaces", spaces)
+        page.goto(page_server + "/")
+        chooser = page.get_by_label("Embedding space (this index holds several)")
+        expect(chooser).to_be_visible()
+        expect(page.locator("#space option")).to_have_count(2)
+        assert page.locator("#space option").nth(1).get_attribute("value") == "other-space"
+        assert len(asked) == 2, asked
+        assert failures == []
+
+
 def test_a_space_chooser_picks_the_space_when_the_index_holds_several(tmp_path, encoder, monkeypatch):
     """An index holding two spaces (the default method's, and `TASKSPACE_METHOD=auto`'s from the same results, as
     tests/test_spaces.py builds two): the page shows a labelled space chooser (hidden with one space: the other
@@ -1488,13 +1518,9 @@ def test_a_model_page_whose_results_changed_says_so_under_its_title(page_server,
         assert not failures, failures
 
 
-def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(page_server):
-    """A model page's two tables, with their headings, are shown once the model's answer came: while it loads (held
-    here; 20 s and more on a home of 32,823 models) only "loading…" stands under the title, and under an error (an
-    unknown model) only the error, in the error colour. Before, both headings and the tables' header rows stood
-    empty under "loading…" and under "error: unknown model ...", grey as the model's metadata."""
-    from playwright.sync_api import expect
-
+def _open_model_page_held(page, server: str) -> list:
+    """``page`` opened on org/m1's model page with its ``GET /v1/models/org/m1`` held (the other API calls answered):
+    the held route, in a list, once the page asked."""
     held = []
 
     def hold(route):
@@ -1503,13 +1529,45 @@ def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(
         else:
             route.continue_()
 
+    page.add_init_script(COUNT_ANSWERS)
+    page.route("**/v1/**", hold)
+    page.goto(server + "/?model=org%2Fm1")
+    _held(page, held)
+    return held
+
+
+def test_a_model_pages_loading_and_its_answer_are_announced_to_a_screen_reader(page_server):
+    """A model page's "loading…" (8.5 s and more on a large home) is in a live region, as the search's status is, and
+    so is what replaces it (the model's metadata, or its error); the tables it fills are marked busy meanwhile. Before,
+    `#model-meta` was a plain paragraph: a screen reader heard nothing between the link's activation and the answer."""
+    from playwright.sync_api import expect
+
     with chromium_page() as (page, failures):
-        page.add_init_script(COUNT_ANSWERS)
-        page.route("**/v1/**", hold)
-        page.goto(page_server + "/?model=org%2Fm1")
+        held = _open_model_page_held(page, page_server)
+        status = page.get_by_role("status").filter(has_text="loading…")
+        expect(status).to_have_count(1)
+        assert status.get_attribute("aria-live") == "polite" and status.get_attribute("id") == "model-meta"
+        expect(page.locator("#model-tables")).to_have_attribute("aria-busy", "true")
+        _release_and_wait_read(page, held.pop(), "/v1/models/org/m1")
+        expect(page.get_by_role("status").filter(has_text="prompts measured")).to_have_count(1)
+        expect(page.locator("#model-tables")).not_to_have_attribute("aria-busy", "true")
+        page.goto(page_server + "/?model=org%2Fnope")
+        expect(page.get_by_role("status").filter(has_text="error: unknown model 'org/nope'")).to_have_count(1)
+        expect(page.locator("#model-tables")).not_to_have_attribute("aria-busy", "true")
+        assert failures == []
+
+
+def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(page_server):
+    """A model page's two tables, with their headings, are shown once the model's answer came: while it loads (held
+    here; 20 s and more on a home of 32,823 models) only "loading…" stands under the title, and under an error (an
+    unknown model) only the error, in the error colour. Before, both headings and the tables' header rows stood
+    empty under "loading…" and under "error: unknown model ...", grey as the model's metadata."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        held = _open_model_page_held(page, page_server)
         meta = page.locator("#model-meta")
         expect(meta).to_have_text("loading…")
-        _held(page, held)
         for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
             expect(page.locator(heading)).to_be_hidden()
         _release_and_wait_read(page, held.pop(), "/v1/models/org/m1")

@@ -167,10 +167,13 @@ async function api(path, options) {
 // alone, "ask again when it has published", and the page never did nor said when (seen on `serve --worker-every 2s`:
 // a benchmark of a source just added stood at the error for the whole pass)
 const RETRIES = 10;
+function retryWait(err, attempt) {  // the seconds before asking again (above)
+  return err.retryAfter !== null ? err.retryAfter : Math.min(60, 5 * 2 ** attempt);
+}
 function retryLater(err, mine, attempt, again) {
   if (!err.unavailable) return "";
   if (attempt >= RETRIES) return ` (asked ${attempt + 1} times: try again to ask once more)`;
-  const wait = err.retryAfter !== null ? err.retryAfter : Math.min(60, 5 * 2 ** attempt);
+  const wait = retryWait(err, attempt);
   setTimeout(() => { if (mine === view) again(attempt + 1); }, wait * 1000);
   return err.retryAfter !== null ? ` (the server expects this to last ${wait} s: asking again then)`
     : err.unreachable ? ` (asking again in ${wait} s)` : ` (the server does not say for how long: asking again in ${wait} s)`;
@@ -545,7 +548,7 @@ async function runSearch(p, asked = false, attempt = 0) {
   busy(true);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    if (mine === view) { renderResults(data, body.space); loadBenchmarks(); }
+    if (mine === view) { renderResults(data, body.space); loadBenchmarks(); if (!spacesListed) loadSpaces(); }
   } catch (err) {
     if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
@@ -582,10 +585,11 @@ async function showModel(id, space, attempt = 0) {
   $("model-title").textContent = id;
   $("model-title").dataset.model = id;
   titleFor(`model ${id}`);
-  $("model-meta").textContent = "loading…";
+  $("model-meta").textContent = "loading…";  // a live region (index.html), as the search's status: said while it loads
   $("model-meta").removeAttribute("title");
   $("model-meta").classList.remove("error");
   clearModelTables();  // the previous model's rows never stand under this one's title
+  $("model-tables").setAttribute("aria-busy", "true");  // being filled: busy until the answer (or its error) came
   const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
     // "." or ".." alone is a dot segment however it is written: no URL path can carry it
@@ -621,6 +625,7 @@ async function showModel(id, space, attempt = 0) {
     $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
     if (err.raw) $("model-meta").title = err.raw;
   }
+  $("model-tables").removeAttribute("aria-busy");
   // the section takes the focus once loaded, unless the user moved it meanwhile (Tab to "back to search" while the
   // model loads): before, the answer took it from there, and Enter then pressed on the section did nothing
   if (document.activeElement === from || document.activeElement === document.body) sec.focus();
@@ -674,10 +679,14 @@ async function loadBenchmarks() {
 
 // the space chooser, shown only when the index holds several spaces: each by its name, encoder, method and models, the
 // default one first as "" (no space in the URL or the query); a space the URL named that is not listed stays chosen
-// (the server's error names it). Before, the page searched the default space alone.
-async function loadSpaces() {
+// (the server's error names it). Before, the page searched the default space alone. A server that did not answer
+// (down or restarting when the page loaded) is asked again as a view is (retryWait), and after a search it answered:
+// before, the chooser never appeared until a reload.
+let spacesListed = false;
+async function loadSpaces(attempt = 0) {
   try {
     const { spaces } = await api("/v1/spaces");
+    spacesListed = true;
     if (!spaces || spaces.length < 2) return;
     const sel = $("space");
     const have = new Map([...sel.options].map((o) => [o.value, o]));
@@ -694,7 +703,9 @@ async function loadSpaces() {
     // one the URL named that is no space of this index: last, said so (a search with it says what the spaces are)
     for (const o of [...sel.options]) if (!listed.has(o.value)) { o.textContent = `${o.value} (not a space of this index)`; sel.append(o); }
     $("space-field").hidden = false;
-  } catch (err) { /* the chooser stays hidden: a search takes the default space */ }
+  } catch (err) {  // the chooser stays hidden meanwhile: a search takes the default space
+    if (err.unavailable && attempt < RETRIES) setTimeout(() => { if (!spacesListed) loadSpaces(attempt + 1); }, retryWait(err, attempt) * 1000);
+  }
 }
 
 $("search").addEventListener("submit", (ev) => {
