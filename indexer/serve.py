@@ -1956,7 +1956,7 @@ class _Charset:
         coding = json.detect_encoding(head) if head else "utf-8"
         if coding not in ("utf-8", "utf-8-sig"):
             named = coding.upper().replace("-LE", "").replace("-BE", "")  # utf-16-le -> UTF-16: what a client calls it
-            return await _BodyLimit._send(send, 400, error_body(
+            return await _send_json(send, 400, error_body(
                 "invalid_json", f"the request body is not UTF-8 JSON: it is {named} (its first bytes: "
                 f"{head[:4].hex(' ')}); send the JSON encoded as UTF-8, or declare its charset (content-type: "
                 f"application/json; charset={named.lower()})"))
