@@ -1917,16 +1917,7 @@ class _Charset:
                 "application/json)"))
         scope = {**scope, "headers": [(k, v) for k, v in headers if k not in (b"content-type", b"content-length")]
                  + [(b"content-type", f"{main}; charset=utf-8".encode()), (b"content-length", str(len(body)).encode())]}
-        sent = False
-
-        async def decoded():
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, decoded, send)
+        await self.app(scope, self._replay({"type": "http.request", "body": body, "more_body": False}, receive), send)
 
     @staticmethod
     async def _read(receive, enough: int | None = None) -> tuple[bytes, bool] | None:
@@ -1960,12 +1951,18 @@ class _Charset:
                 "invalid_json", f"the request body is not UTF-8 JSON: it is {named} (its first bytes: "
                 f"{head[:4].hex(' ')}); send the JSON encoded as UTF-8, or declare its charset (content-type: "
                 f"application/json; charset={named.lower()})"))
-        pending = [{"type": "http.request", "body": head, "more_body": more}]
+        await self.app(scope, self._replay({"type": "http.request", "body": head, "more_body": more}, receive), send)
+
+    @staticmethod
+    def _replay(message: dict, receive):
+        """A receive that hands on ``message`` (the body as read here: decoded, or its first bytes) first, then the
+        client's own messages."""
+        pending = [message]
 
         async def replayed():
             return pending.pop() if pending else await receive()
 
-        await self.app(scope, replayed, send)
+        return replayed
 
 
 #: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows
