@@ -134,6 +134,12 @@ def _matches(hits, pred, q: np.ndarray, at_row: dict[str, float] | None = None,
             for h, r, s, p, pr, lo, hi, v in zip(hits, raw, scores, payloads, prob, low, high, var)]
 
 
+def _ids_read(hits) -> dict[str, str]:
+    """key -> point id of the hits whose search read their id (:meth:`~indexer.store.vectors.VectorStore.scores_of`'s
+    ``memo``: their raw scores are read back by them, no id made again)."""
+    return {h.key: h.id for h in hits if h.id}
+
+
 def hit_variances(hits, pred, q: np.ndarray, shares: dict[str, float] | None = None,
                   payloads: list[dict] | None = None) -> np.ndarray:
     """(len(hits),) each hit's score variance at the row ``q`` (:meth:`~indexer.posterior.Predictor.variance`), as
@@ -830,7 +836,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         if not hits:
             return []
         for got, into in zip(vectors.scores_of(name, "models", rows, [h.key for h in hits if h.key not in raw1],
-                                               memo={h.key: h.id for h in hits if h.id}),
+                                               memo=_ids_read(hits)),
                              (raw1, raw0)):
             into.update(got)
         shares = read_shares(hits)  # those of a smaller fetch are known already
@@ -922,7 +928,7 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
         more = len(hits) > fetch
         if penalty is not None:  # the candidates' own scores (the next one's formula value stays the bound)
             raw = vectors.scores_of(name, "models", search, [h.key for h in hits[:fetch]],
-                                    memo={h.key: h.id for h in hits[:fetch] if h.id})[0]
+                                    memo=_ids_read(hits[:fetch]))[0]
             for h in hits[:fetch]:
                 h.score = raw[h.key]
         got = hits[:fetch]
