@@ -192,6 +192,13 @@ class IndexMissingError(StoreError, NotFoundError):
     answer (exit 3, HTTP 503), not an unknown name; still a NotFoundError to code that looks for an index."""
 
 
+class DatabaseURLError(ConfigError, StoreError):
+    """The database URL (``TASKSPACE_DATABASE_URL``, ``taskspace db --url``) cannot name a database: malformed, or its
+    driver is not installed. A setting to fix (exit 2, as any configuration error; before, exit 3 as for a database
+    that cannot be reached); still a StoreError to code that catches one (the store cannot be opened). A well-formed
+    URL whose server does not answer is a StoreError (exit 3)."""
+
+
 class IndexOutOfStepError(StoreError, DimensionError):
     """The vector index holds vectors of another dimension than SQL's space (copied from another home, built with
     another encoder): ``taskspace reindex`` rebuilds it from SQL. A store that cannot answer (exit 3, HTTP 503), not

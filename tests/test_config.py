@@ -194,3 +194,30 @@ def test_a_folder_setting_that_is_a_file_is_a_config_error(tmp_path, monkeypatch
     reset_settings()
     assert get_settings()
     reset_settings()
+
+
+def test_a_malformed_database_url_is_a_configuration_error_exit_2(monkeypatch, tmp_path, capsys):
+    """`TASKSPACE_DATABASE_URL=notaurl` (or a driver that is not installed) is a setting to fix: exit 2, as README's exit
+    codes say of a configuration error; before, exit 3 (storage), as for a database that cannot be reached. A
+    well-formed URL whose server is down is still a storage error (exit 3). The error is still a StoreError to code
+    that catches one (the store cannot be opened)."""
+    from helpers import run_cli
+
+    from indexer.errors import StoreError
+    from indexer.store.sql import Store
+
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path))
+    for url, needle in (("notaurl", "not a valid SQLAlchemy URL"), ("nosuchdb://x/y", "no driver"),
+                        ("postgresql+psycopg://u@127.0.0.1:notaport/db", "not a valid SQLAlchemy URL")):
+        monkeypatch.setenv("TASKSPACE_DATABASE_URL", url)
+        reset_settings()
+        code, _, err = run_cli(capsys, "runs")
+        assert code == 2 and needle in err and "TASKSPACE_DATABASE_URL" in err, (url, code, err)
+        with pytest.raises(ConfigError) as info:
+            Store(url)
+        assert isinstance(info.value, StoreError)
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", "postgresql+psycopg://u@127.0.0.1:1/db")  # well-formed, nobody there
+    reset_settings()
+    code, _, err = run_cli(capsys, "runs")
+    assert code == 3 and "Connection refused" in err, (code, err)
+    reset_settings()

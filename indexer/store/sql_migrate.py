@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from ..errors import DatabaseUnreachableError, StoreError, full_disk_free, unwritable
+from ..errors import DatabaseURLError, DatabaseUnreachableError, StoreError, full_disk_free, unwritable
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 CONNECT_TIMEOUT_S = 5
@@ -52,12 +52,13 @@ def _masked_text(url: str) -> str:
 
 
 def make_engine(url: str) -> Engine:
-    """A SQLAlchemy engine for ``url``; raises StoreError for a malformed URL, unknown driver or missing folder."""
+    """A SQLAlchemy engine for ``url``; raises DatabaseURLError (a ConfigError and a
+    StoreError) for a malformed URL or unknown driver, StoreError for a missing folder."""
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number (before: its traceback)
         why = f" ({exc})" if isinstance(exc, ValueError) else ""
-        raise StoreError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
+        raise DatabaseURLError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
     backend = parsed.get_backend_name()
     connect_args: dict = {}
     if backend == "sqlite":
@@ -75,9 +76,9 @@ def make_engine(url: str) -> Engine:
     try:
         engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite", **pool)
     except (NoSuchModuleError, ImportError) as exc:
-        raise StoreError(f"database URL {safe_url(url)}: no driver for {parsed.drivername!r} ({exc}); {_URL_HELP}") from None
+        raise DatabaseURLError(f"database URL {safe_url(url)}: no driver for {parsed.drivername!r} ({exc}); {_URL_HELP}") from None
     except (ArgumentError, TypeError) as exc:
-        raise StoreError(f"database URL {safe_url(url)} is not usable: {exc}; {_URL_HELP}") from None
+        raise DatabaseURLError(f"database URL {safe_url(url)} is not usable: {exc}; {_URL_HELP}") from None
     if backend == "sqlite":
         _sqlite_setup(engine)
     return engine
