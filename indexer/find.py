@@ -89,7 +89,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
-from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
+from .errors import DimensionError, InputError, NotFoundError, StoreError
 from .records import INVISIBLE_ONLY, is_blank, name_problem, text_problem
 from .sources.common import example_value, values_listed
 from .sync import gated_known, license_text
@@ -669,38 +669,20 @@ def check_not_drifted(store, space, name: str, vectors=None) -> None:
                          "rebuilds it from the database")
 
 
-def _index_dim_error(vectors, space) -> DimensionError | None:
-    """An :class:`~indexer.errors.IndexOutOfStepError` (a StoreError and a DimensionError: exit 3, HTTP 503) saying
-    which kind of the vector index holds vectors of another dimension than the space (in SQL, the source of truth) and
-    that ``taskspace reindex`` rebuilds it; None when every kind agrees."""
-    from .space import space_name
-    from .store.vectors import KINDS
-
-    name = space_name(space)
-    for kind in KINDS:
-        try:
-            have = vectors.dim(name, kind)
-        except StoreError:  # cannot be read at all: not this problem
-            continue
-        if have is not None and have != int(space.dim):
-            return IndexOutOfStepError(f"its {kind} index holds {have}-dim vectors, but the space has {space.dim} (in "
-                                       f"SQL, the source of truth): the index was built with another dimension; run "
-                                       f"`taskspace reindex --space {name}` to rebuild it from SQL", item=f"space {name}")
-    return None
-
-
 @contextmanager
 def _index_in_step(vectors, space):
     """Searches of a query of the space's own dimension: a DimensionError the vector index raises then means the index
     is out of step with SQL (built with another encoder or dimension, copied from elsewhere), and is raised as
-    :func:`_index_dim_error` (run ``taskspace reindex``); before, it told the user to "embed the query with the space's
+    :meth:`~indexer.store.vectors.VectorStore.out_of_step` (run ``taskspace reindex``); before, it told the user to "embed the query with the space's
     encoder". A bad user ``vector`` (``item="vector"``) is raised as it is."""
     try:
         yield
     except DimensionError as exc:
         if exc.item == "vector":
             raise
-        err = _index_dim_error(vectors, space)
+        from .space import space_name
+
+        err = vectors.out_of_step(space_name(space), space.dim)
         if err is None:
             raise
         raise err from exc

@@ -583,7 +583,6 @@ class Service:
 
     def _store_checks(self) -> dict:
         """The SQL store, the vector store and the index, read under the gate's read side."""
-        from .find import _index_dim_error
         from .query import _space
         from .space import space_name
         from .store.vectors import VectorStore
@@ -610,7 +609,7 @@ class Service:
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
                 # an index of another dimension than SQL's space (copied from another home): every query is a 503
                 # saying `taskspace reindex` rebuilds it, so not ready (before: "147 models indexed", ready)
-                stepped = None if space is None or gone else _index_dim_error(self.vectors, space)
+                stepped = None if space is None or gone else self.vectors.out_of_step(space_name(space), space.dim)
                 if gone:
                     missing = self.vectors.missing(space_name(space), gone)
                     checks["index"] = {"ok": False, "detail": self.advice(missing)}

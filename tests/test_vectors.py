@@ -1015,3 +1015,18 @@ def test_the_except_and_only_operators_split_the_points_in_two_with_either_engin
         with pytest.raises(InputError, match="must all be strings or all integers") as err:
             parse_filter({"benchmarks": bad})
         assert err.value.item == "filter benchmarks"
+
+
+def test_the_vector_store_says_which_kind_is_out_of_step_with_the_space_dimension(vs):
+    """`VectorStore.out_of_step(space, dim)`: the IndexOutOfStepError naming the kind whose vectors are of another
+    dimension than the space's in SQL, and `taskspace reindex`; None when every kind agrees. A public method the
+    search (indexer.find) and the server's readiness check both call; before, `_index_dim_error` of indexer.find,
+    which indexer.serve imported as a private name."""
+    from indexer.errors import IndexOutOfStepError
+
+    vs.rebuild("s", "models", make_points(), dim=DIM)
+    assert vs.out_of_step("s", DIM) is None
+    err = vs.out_of_step("s", DIM + 1)
+    assert isinstance(err, IndexOutOfStepError) and err.item == "space s", err
+    assert str(err).startswith(f"space s: its models index holds {DIM}-dim vectors, but the space has {DIM + 1}") and \
+        "`taskspace reindex --space s`" in str(err), err

@@ -117,7 +117,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import BusyError, ConfigError, DimensionError, IndexMissingError, InputError, StoreError
+from ..errors import (BusyError, ConfigError, DimensionError, IndexMissingError, IndexOutOfStepError, InputError,
+                      StoreError)
 
 log = logging.getLogger(__name__)
 
@@ -603,6 +604,23 @@ class VectorStore:
     def dim(self, space: str, kind: str) -> int | None:
         target = self.alias_target(space, kind)
         return None if target is None else self._collection_dim(target)
+
+    def out_of_step(self, space: str, dim: int) -> IndexOutOfStepError | None:
+        """An :class:`~indexer.errors.IndexOutOfStepError` (a StoreError and a DimensionError: exit 3, HTTP 503) saying
+        which kind of ``space``'s index holds vectors of another dimension than ``dim``, the space's in SQL (the source
+        of truth), and that ``taskspace reindex`` rebuilds it; None when every kind agrees (a kind that cannot be read
+        at all is not this problem). A search raises it (:mod:`indexer.find`); the server's readiness check reports it."""
+        for kind in KINDS:
+            try:
+                have = self.dim(space, kind)
+            except StoreError:
+                continue
+            if have is not None and have != int(dim):
+                return IndexOutOfStepError(f"its {kind} index holds {have}-dim vectors, but the space has {dim} (in "
+                                           f"SQL, the source of truth): the index was built with another dimension; run "
+                                           f"`taskspace reindex --space {space}` to rebuild it from SQL",
+                                           item=f"space {space}")
+        return None
 
     def unreadable(self, space: str, kind: str) -> str | None:
         """Why the collection the (space, kind) alias points at cannot be read (e.g. its folder was removed or
