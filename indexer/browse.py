@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError
 from .query import check_has_models
-from .records import name_problem
+from .records import invisible_only, name_problem
 from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
                    _resolve_models, _stores as _given_or_shared, require_indexed_benchmark, suggest)
 
@@ -195,6 +195,8 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
     if benchmark is not None and (bad := name_problem(benchmark)):
         raise InputError("benchmark must be a non-empty benchmark name" if bad == "empty" else
                          f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
+    if benchmark is not None and (why := invisible_only("benchmark", benchmark)):  # as a benchmark query refuses it
+        raise InputError(why, item="benchmark")
     conds = dict(flt.conditions())
     names = {} if names is None else names
     for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):

@@ -90,7 +90,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError, StoreError
-from .records import INVISIBLE_ONLY, is_blank, name_problem, text_problem
+from .records import INVISIBLE_ONLY, invisible_only, is_blank, name_problem, text_problem
 from .sources.common import example_value, values_listed
 from .sync import gated_known, license_text
 
@@ -274,9 +274,8 @@ class Filters:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v.strip()):
                 raise InputError(f"{name} must be a non-empty string", item=f"filters.{name}")
-            if v is not None and is_blank(v):  # "\u200b": a filter matching nothing, though a prompt of it is refused
-                raise InputError(f"{name} must have visible text (it holds {INVISIBLE_ONLY}): {v[:40]!r}",
-                                 item=f"filters.{name}")
+            if v is not None and (why := invisible_only(name, v)):  # "\u200b": a filter matching nothing, though
+                raise InputError(why, item=f"filters.{name}")  # a prompt of it is refused
             if v is not None and name_problem(v):
                 raise InputError(f"{name} {v[:40]!r} {name_problem(v)}", item=f"filters.{name}")
 
@@ -891,6 +890,8 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
                          item="benchmark")
     if benchmark is not None and not benchmark.strip():
         raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
+    if benchmark is not None and (why := invisible_only("benchmark", benchmark)):  # "\u200b": as a prompt of it
+        raise InputError(why, item="benchmark")  # (before: "unknown benchmark", suggesting some)
     if benchmark is not None and name_problem(benchmark):
         raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:

@@ -37,6 +37,15 @@ def is_blank(text: str) -> bool:
     return not any(not c.isspace() and unicodedata.category(c) not in _INVISIBLE for c in text)
 
 
+def invisible_only(name: str, value) -> str | None:
+    """The refusal of a name or filter ``value`` (of the argument ``name``) holding only invisible characters (a
+    zero-width space, a byte order mark; :func:`is_blank`), said as a prompt of them is (:data:`INVISIBLE_ONLY`); None
+    for any other value (an empty or whitespace one is the caller's own "non-empty" message)."""
+    if not isinstance(value, str) or not value.strip() or not is_blank(value):
+        return None
+    return f"{name} must have visible text (it holds {INVISIBLE_ONLY}): {value[:40]!r}"
+
+
 def text_problem(text) -> str | None:
     """What makes a prompt text unusable, or None: empty or only whitespace or invisible characters (:func:`is_blank`),
     a NUL character (PostgreSQL cannot store one, so no database takes it), or bytes that were not UTF-8 (lone

@@ -803,6 +803,18 @@ def test_a_license_or_pipeline_tag_of_invisible_characters_alone_is_refused_as_s
     assert got.status_code == 200 and got.json()["query"]["filters"] == {"licenses": ["mit"]}, got.text
 
 
+def test_a_benchmark_of_invisible_characters_alone_is_refused_as_such_a_prompt_is(client):
+    """A benchmark of invisible characters alone (a zero-width space, a byte order mark) in `POST /v1/find` (and `GET
+    /v1/models?benchmark=`) is a 422 naming `benchmark` and what it holds, as a prompt, license or pipeline_tag of them
+    is refused (`records.INVISIBLE_ONLY`); before, a 404 "unknown benchmark" suggesting benchmarks."""
+    for zw in ("\u200b", "\ufeff\u200b"):
+        for err in (assert_error(client.post("/v1/find", json={"benchmark": zw}), 422, "invalid_input", "benchmark"),
+                    assert_error(client.get("/v1/models", params={"benchmark": zw}), 422, "invalid_input",
+                                 "benchmark")):
+            assert err["message"].startswith("benchmark must have visible text (it holds only invisible "
+                                             "characters"), err
+
+
 def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
     """`GET /v1/models?benchmark=` (blank) is a 422 naming `benchmark`, as `POST /v1/find {"benchmark": ""}` is; before,
     a 404 "unknown benchmark ''; did you mean ..." listing five benchmarks. A blank `measured_on=` names `measured_on`
