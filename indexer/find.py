@@ -90,7 +90,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError, StoreError
-from .records import INVISIBLE_ONLY, invisible_only, is_blank, name_problem, text_problem
+from .records import INVISIBLE_ONLY, invisible_only, is_blank, name_problem, strip_invisible, text_problem
 from .sources.common import example_value, values_listed
 from .sync import gated_known, license_text
 
@@ -187,8 +187,10 @@ def licence_names(value: str) -> list[str]:
     shown joined, ``apache-2.0,mit``), each stripped and in lower case, as the Hub's license ids are; none for a value
     of commas, spaces and invisible characters alone (a zero-width space: :func:`indexer.records.is_blank`, as a prompt
     of them is refused), which :class:`Filters`, the CLI's ``--license``, ``GET /v1/models`` and ``/v1/find`` each
-    refuse (before, ``\u200b`` was a filter matching nothing)."""
-    return [p.strip().lower() for p in value.split(",") if not is_blank(p)]
+    refuse (before, ``\u200b`` was a filter matching nothing). Invisible characters at a name's edges go as its spaces do
+    (:func:`indexer.records.strip_invisible`: ``"\u200bmit"`` is ``mit``; before, kept, a filter matching nothing),
+    for the CLI's ``--license`` and the HTTP API alike."""
+    return [strip_invisible(p).lower() for p in value.split(",") if not is_blank(p)]
 
 
 @dataclass

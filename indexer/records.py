@@ -37,6 +37,23 @@ def is_blank(text: str) -> bool:
     return not any(not c.isspace() and unicodedata.category(c) not in _INVISIBLE for c in text)
 
 
+def strip_invisible(text: str) -> str:
+    """``text`` without the whitespace and invisible characters (:func:`is_blank`'s: a zero-width space, a byte order
+    mark, controls) at its edges, as ``str.strip`` drops spaces: what a value pasted with them names (``"\u200bmit"``
+    is ``mit``); the characters inside it are kept."""
+    import unicodedata
+
+    def invisible(c: str) -> bool:
+        return c.isspace() or unicodedata.category(c) in _INVISIBLE
+
+    start, end = 0, len(text)
+    while start < end and invisible(text[start]):
+        start += 1
+    while end > start and invisible(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
 def invisible_only(name: str, value) -> str | None:
     """The refusal of a name or filter ``value`` (of the argument ``name``) holding only invisible characters (a
     zero-width space, a byte order mark; :func:`is_blank`), said as a prompt of them is (:data:`INVISIBLE_ONLY`); None

@@ -1144,3 +1144,12 @@ def test_an_offset_past_a_filter_that_matches_no_model_says_the_filter_left_none
     said = " ".join(res.stdout.split())
     assert res.returncode == 0 and "no model matches (check the filters" in said, res.stdout + res.stderr
     assert "lower --offset" not in said and "--license excluded 3 model(s)" in said, said
+
+
+def test_a_license_with_invisible_characters_at_its_edges_is_the_license_it_names_on_the_cli(indexed):
+    """`taskspace models --license $'\u200bmit'` lists what `--license mit` lists, as `GET /v1/models` and `/v1/find`
+    do (invisible characters at a license's edges are dropped, as spaces are); before, it listed no model."""
+    want = run("models", "--json", "--license", "mit")
+    got = run("models", "--json", "--license", "\u200bmit\ufeff")
+    assert got.returncode == 0 and want.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["models"] == json.loads(want.stdout)["models"] != []

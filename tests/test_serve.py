@@ -815,6 +815,20 @@ def test_a_benchmark_of_invisible_characters_alone_is_refused_as_such_a_prompt_i
                                              "characters"), err
 
 
+def test_a_license_with_invisible_characters_at_its_edges_is_the_license_it_names(client):
+    """A license filter with invisible characters at its edges (`"\u200bmit"`, `"mit\ufeff"`: pasted from a page) is
+    the license it names, as spaces around it are: `POST /v1/find` and `GET /v1/models` answer as for `mit` (and echo
+    `mit`); before, it was kept as given and matched no model, an empty answer as if none had that license."""
+    want = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": ["mit"]}}).json()
+    listed = client.get("/v1/models", params={"license": "mit"}).json()
+    assert want["results"] and listed["models"], (want, listed)
+    for lic in ("\u200bmit", "mit\ufeff", " \u200bMIT\u200d "):
+        got = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": [lic]}})
+        assert got.status_code == 200 and got.json()["query"]["filters"] == {"licenses": ["mit"]}, got.text
+        assert got.json()["results"] == want["results"]
+        assert client.get("/v1/models", params={"license": lic}).json()["models"] == listed["models"]
+
+
 def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
     """`GET /v1/models?benchmark=` (blank) is a 422 naming `benchmark`, as `POST /v1/find {"benchmark": ""}` is; before,
     a 404 "unknown benchmark ''; did you mean ..." listing five benchmarks. A blank `measured_on=` names `measured_on`
