@@ -466,13 +466,20 @@ def close_matches(word: str, known: list[str], n: int = 5, cutoff: float = 0.6) 
                                      cutoff=cutoff)
 
 
+#: the letters and digits a name holds for :func:`suggest` to offer the known names that hold it, when none is close
+SUBSTRING_MIN = 3
+
+
 def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundError:
-    """A NotFoundError for an unknown ``what`` naming the close known names (difflib); ``item``: the argument that
+    """A NotFoundError for an unknown ``what`` naming the close known names (difflib), else those holding it (when it has
+    :data:`SUBSTRING_MIN` letters or digits), else none; ``item``: the argument that
     named it (``benchmark``, ``filters.benchmark``, ``models``), kept on the error as ``.item`` (the HTTP layer's
     ``field``)."""
     known = list(known)
     close = close_matches(name, known)
-    if not close:  # case-insensitive substring: "llama-3.1-8b" finds "meta-llama/Llama-3.1-8B"
+    if not close and sum(c.isalnum() for c in name) >= SUBSTRING_MIN:
+        # case-insensitive substring: "llama-3.1-8b" finds "meta-llama/Llama-3.1-8B"; not for "/", "-" or "a", which
+        # most names hold (before, "unknown model '/'" suggested the first five models)
         low = name.lower()
         close = [k for k in known if low in k.lower()][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""

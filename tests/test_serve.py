@@ -473,6 +473,21 @@ def test_a_model_id_of_an_encoded_slash_is_looked_up_not_told_of_a_trailing_slas
     assert_error(client.get("/v1/models/"), 404, "not_found", says="without the trailing slash: /v1/models")
 
 
+def test_an_unknown_model_of_punctuation_alone_suggests_no_model(client):
+    """`GET /v1/models/%2F` (the model "/", or "-", "a") is an unknown model suggesting none: no stored name is close
+    to it; before, "did you mean" the first models (every Hub id holds a "/", so each was a substring match). A name
+    with some letters still finds the models holding it ("llama-3.1-8b": meta-llama/Llama-3.1-8B), and a close name
+    its close ones (`indexer.find.suggest`, which `taskspace model` says too)."""
+    from indexer.find import suggest
+
+    for path, shown in (("/v1/models/%2F", "'/'"), ("/v1/models/-", "'-'"), ("/v1/models/a", "'a'")):
+        err = assert_error(client.get(path), 404, "not_found", "model", says="unknown model")
+        assert err["message"].startswith(f"unknown model {shown} (") and "did you mean" not in err["message"], err
+    known = ["org/a", "org/b", "meta-llama/Llama-3.1-8B"]
+    assert "did you mean meta-llama/Llama-3.1-8B?" in str(suggest("llama-3.1-8b", known, "model"))
+    assert "did you mean org/b, org/a?" in str(suggest("org/", known, "model"))
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
