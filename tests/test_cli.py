@@ -488,3 +488,25 @@ def test_the_command_list_wraps_each_summary_at_the_width_not_at_the_docstrings_
     for row in rows:
         for line, after in zip(row, row[1:]):
             assert len(line) + 1 + len(after.split()[0]) > room, (line, after, room)
+
+
+def test_no_color_removes_the_colour_and_keeps_the_emphasis_as_readme_says():
+    """`NO_COLOR=1` on a terminal (forced here: TTY_COMPATIBLE=1): the help and the tables carry no colour code (SGR
+    30-38, 40-48, 90-107), only bold, dim and italic, as rich reads no-color.org and README says; `TERM=dumb` no escape
+    at all. A guard: checked when the CLI was suspected of colouring under NO_COLOR (it did not)."""
+    import os
+    import re
+
+    env = dict(os.environ, TTY_COMPATIBLE="1", COLUMNS="100", HF_HUB_OFFLINE="1")
+    env.pop("FORCE_COLOR", None)
+    table = ("from indexer.cli_find import _table; _table('t', [('model', 'left'), ('p', 'right')], "
+             "[['org/a', '0.5'], ['org/b', '0.4']], caption='c')")
+    for extra, allowed in (({}, None), ({"NO_COLOR": "1"}, {"0", "1", "2", "3"}), ({"TERM": "dumb"}, set())):
+        for argv in (["-m", "indexer.cli", "-h"], ["-c", table]):
+            out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120,
+                                 env={**env, **extra}).stdout
+            codes = {c for m in re.findall(r"\x1b\[([0-9;]*)m", out) for c in m.split(";")}
+            if allowed is None:  # the terminal is styled at all (else this test checks nothing)
+                assert codes - {"0"}, argv
+            else:
+                assert codes <= allowed, (extra, argv, sorted(codes - allowed))
