@@ -82,7 +82,7 @@ def _page(offset, limit) -> tuple[int, int | None]:
         return isinstance(v, bool) or not isinstance(v, (int, np.integer))
 
     if offset is None or bad(offset) or offset < 0:
-        raise InputError(f"offset must be a non-negative integer, not {offset!r}", item="offset")
+        raise InputError("offset must be a non-negative integer, not {value}", item="offset", value=offset)
     if limit is not None and (bad(limit) or limit < 1):
         raise InputError(f"limit must be a positive integer (or None for every model), not {limit!r}", item="limit")
     return int(offset), None if limit is None else int(limit)

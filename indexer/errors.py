@@ -138,9 +138,14 @@ class ConfigError(IndexerError, ValueError):
 
 
 class InputError(IndexerError, ValueError):
-    """Bad input data: names the item (file and line, model, prompt) and what is wrong."""
+    """Bad input data: names the item (file and line, model, prompt) and what is wrong.
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, item: str | None = None):
+    ``value``: the value the message names, where the message writes ``{value}`` (said as Python's ``repr``: ``not
+    -3``); :meth:`said_with` gives the message with it said otherwise, as a caller wrote it (the HTTP layer: ``-3.0``,
+    ``1e+300`` as the JSON body wrote them). ``template`` is None for a message that names no value."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, item: str | None = None,
+                 value=_UNSET):
         self.file = file
         self.line = line
         self.item = item
@@ -149,8 +154,20 @@ class InputError(IndexerError, ValueError):
             where = f"{file}:{line}: " if line is not None else f"{file}: "
         elif item is not None and not message.startswith((f"{item} ", f"{item.rsplit('.', 1)[-1]} ")):
             where = f"{item}: "  # "k must be ...", "min_evidence must be ..." (item filters.min_evidence): named once
+        self.template = None if value is _UNSET else message
+        self.value = None if value is _UNSET else value
+        self._where = where
+        if self.template is not None:
+            message = self.template.replace("{value}", repr(value))
         super().__init__(where + message)
         self.message = message
+
+    def said_with(self, shown: str) -> str:
+        """The message with the value it names (``value``) said as ``shown``; the message as it is when it names none
+        (``template`` None)."""
+        if self.template is None:
+            return str(self)
+        return self._where + self.template.replace("{value}", shown)
 
 
 class DimensionError(InputError):

@@ -263,8 +263,8 @@ class Filters:
                              "raise max_params", item="filters.min_params")
         if self.min_evidence is not None:
             if isinstance(self.min_evidence, bool) or not isinstance(self.min_evidence, (int, np.integer)) or self.min_evidence < 0:
-                raise InputError(f"min_evidence must be a non-negative integer, not {self.min_evidence!r}",
-                                 item="filters.min_evidence")
+                raise InputError("min_evidence must be a non-negative integer, not {value}", item="filters.min_evidence",
+                                 value=self.min_evidence)
             self.min_evidence = int(self.min_evidence)
         for name in ("exclude_gated", "open_only"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
@@ -781,8 +781,8 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
     offset, _ = _page(offset, None)  # a non-negative integer, as GET /v1/models' offset
     if offset and models is not None:
-        raise InputError(f"offset pages a ranking of k models; compare mode (models) lists every model given, so "
-                         f"it takes no offset (got {offset}); leave offset out", item="offset")
+        raise InputError("offset pages a ranking of k models; compare mode (models) lists every model given, so "
+                         "it takes no offset (got {value}); leave offset out", item="offset", value=offset)
     bad = (f"prefer_smaller must be a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1), not {_short(prefer_smaller)}")
     if isinstance(prefer_smaller, bool) or not isinstance(prefer_smaller, (int, float, np.integer, np.floating)):
         raise InputError(bad, item="prefer_smaller")
@@ -790,7 +790,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     if not math.isfinite(alpha) or not 0 <= alpha <= MAX_PREFER_SMALLER:
         raise InputError(bad, item="prefer_smaller")
     if isinstance(evidence, bool) or not isinstance(evidence, (int, np.integer)) or evidence < 0:
-        raise InputError(f"evidence must be a non-negative integer, not {evidence!r}", item="evidence")
+        raise InputError("evidence must be a non-negative integer, not {value}", item="evidence", value=evidence)
     flt = Filters.from_dict(filters) if not isinstance(filters, Filters) else filters
     store, vectors = _stores(store, vectors)
     sp, state = _space_state(store, space)
@@ -904,7 +904,7 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
     if benchmark is not None and name_problem(benchmark):
         raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"{k_name} must be a positive integer, not {k!r}", item=k_name)
+        raise InputError(f"{k_name} must be a positive integer, not {{value}}", item=k_name, value=k)
     if rank not in RANKS:
         raise InputError(f"unknown ranking {example_value(rank)}; use one of {', '.join(RANKS)}", item="rank")
     return prompts

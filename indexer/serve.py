@@ -963,9 +963,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             # 301 digits, its tail the double's rounding)
             if isinstance(exc, errors.UnknownSpaceError) and "space" in written:
                 exc.given = _json_said(written["space"])
-            elif exc.item in written:
-                exc.args = (re.sub(rf"(?<![\d.]){int(written[exc.item])}(?![\d.])",
-                                   lambda _: _json_said(written[exc.item]), str(exc)),)
+            elif exc.item in written and getattr(exc, "template", None) is not None:  # the value the library names
+                exc.args = (exc.said_with(_json_said(written[exc.item])),)
             if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
                 exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
                 exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)

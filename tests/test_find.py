@@ -2289,3 +2289,25 @@ def test_lcb_with_prefer_smaller_on_a_plain_map_fetches_by_the_penalised_score(i
                 _same_top(ask(idx, text, k=1, rank="lcb", prefer_smaller=a), want, 1, (text, a))
                 partial += len(set(built)) < n
     assert partial
+
+
+def test_an_input_error_naming_a_value_carries_it_for_a_caller_to_say_as_written():
+    """The library's error about a value it names (k, offset, evidence, min_evidence) carries that value (`value`) and
+    the message it is said in (`said_with`), so the HTTP layer says it as the JSON body wrote it (`-3.0`, `1e+300`:
+    indexer.serve) by rendering, not by rewriting the message's text with a regular expression (before, serve matched
+    the integer in the message and replaced it)."""
+    from indexer.browse import _page
+
+    cases = [(lambda: find_models("x", k=-3), "k", -3, "k must be a positive integer, not -3.0"),
+             (lambda: find_models("x", evidence=-3), "evidence", -3, "evidence must be a non-negative integer, not -3.0"),
+             (lambda: Filters(min_evidence=-3), "filters.min_evidence", -3,
+              "min_evidence must be a non-negative integer, not -3.0"),
+             (lambda: _page(-3, None), "offset", -3, "offset must be a non-negative integer, not -3.0")]
+    for call, item, value, said in cases:
+        with pytest.raises(InputError) as info:
+            call()
+        err = info.value
+        assert err.item == item and err.value == value and str(err) == said.replace("-3.0", "-3"), err
+        assert err.said_with("-3.0") == said, err
+    plain = InputError("a prompt must be a non-empty string", item="prompts[0]")
+    assert plain.template is None and plain.said_with("x") == str(plain)
