@@ -620,6 +620,12 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     return out
 
 
+#: whose embeddings :func:`_check_eps` bounds eps by, and what an eps past it does to the paper contestant (said after
+#: :func:`indexer.space.eps_drops_every_component`'s one wording)
+EPS_FOLDS = "every fold's source prompt embeddings"
+EPS_PAPER = "in every fold, every paper score would be 0 (AUC 0.5)"
+
+
 def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]]:
     """The ``paper`` contestant's ``eps`` against the data: it drops the components whose singular value is below it,
     so past the largest singular value of a fold's source prompt embeddings every paper score of that fold is 0 (AUC
@@ -630,11 +636,10 @@ def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]
     top = {sp: [_largest_singular(D[f.train]) for f in folds] for sp, folds in folds_of.items()}
     most = max(max(t) for t in top.values())
     if eps > most:
-        raise ConfigError(
-            f"{arg('eps', eps)}: drops every component of every model in every fold: the largest singular value of a "
-            f"fold's source prompt embeddings is at most {_down(most):g} (components whose singular value is below eps "
-            f"are dropped), so every paper score would be 0 (AUC 0.5); the usable range is 0 <= eps <= {_down(most):g} "
-            "(0 keeps every component, the paper's default)")
+        from .space import eps_drops_every_component
+
+        raise ConfigError(f"{arg('eps', eps)}: {eps_drops_every_component(eps, most, EPS_FOLDS, whatever=False)}; "
+                          f"{EPS_PAPER}")
     said = {}
     for sp, t in top.items():
         past = [v for v in t if v < eps]
@@ -657,17 +662,14 @@ def _check_eps_unencoded(eps: float, folds_of: dict) -> None:
     after 241 s)."""
     if eps <= 0:
         return
-    from .space import eps_bound
+    from .space import eps_bound, eps_drops_every_component
 
     n = max(len(f.train) for folds in folds_of.values() for f in folds)
     if eps > eps_bound(n):  # (float32 rows are of length 1 to about 1e-7)
-        raise ConfigError(
-            f"{arg('eps', eps)}: drops every component of every model in every fold, whatever the prompts: a fold holds "
-            f"at most {n:,} source prompts, whose embeddings (each of length 1) have a largest singular value of at most "
-            f"sqrt({n:,}) = {_down(math.sqrt(n)):g} (components whose singular value is below eps are dropped), so every "
-            "paper score would be 0 (AUC 0.5); the usable range is 0 <= eps up to the largest singular value of the "
-            "folds' source prompt embeddings, below that bound and known once the prompts are encoded (0 keeps every "
-            "component, the paper's default)")
+        said = eps_drops_every_component(eps, math.sqrt(n), f"the source prompt embeddings of a fold (at most {n:,} "
+                                         f"prompts, each embedding of length 1: sqrt({n:,}) bounds them)")
+        raise ConfigError(f"{arg('eps', eps)}: {said}; {EPS_PAPER} (the exact bound is known once the prompts are "
+                          "encoded)")
 
 
 def _largest_singular(X: np.ndarray) -> float:

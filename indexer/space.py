@@ -294,12 +294,24 @@ def eps_problem(eps: float, n_prompts: int, space_or_params) -> str | None:
     bound = eps_bound(n_prompts, 2 if split else 1)
     if eps <= bound:  # (bound > 0: an eps of 0 or less keeps every component)
         return None
-    return (f"eps {eps:g} drops every component of every model, whatever the prompts: the {n_prompts:,} stored "
-            f"prompts' embeddings (each of length 1{', a question and its options in each row' if split else ''}) "
-            f"have a largest singular value of at most {bound / (1 + 1e-6):.3f} (components whose singular value is "
-            "below eps are dropped), so a model's score would be the same for every task; the usable range is 0 <= "
-            "eps up to the largest singular value of the prompts' embeddings, below that bound (0 keeps every "
-            "component, the default)")
+    return eps_drops_every_component(eps, bound / (1 + 1e-6), f"the {n_prompts:,} stored prompts' embeddings (each of "
+                                     f"length 1{', a question and its options in each row' if split else ''})")
+
+
+def eps_drops_every_component(eps: float, bound: float, embeddings: str, *, whatever: bool = True) -> str:
+    """The one wording of an ``eps`` that drops every component of every model, for each check of it: ``taskspace
+    index`` (TASKSPACE_EPS) and a search of a space built with one (:func:`eps_problem`), ``taskspace evaluate --eps``
+    before the prompts are encoded and after (:mod:`indexer.evaluate`). ``embeddings``: whose largest singular value is
+    at most ``bound`` (said rounded down to 3 decimals); ``whatever``: ``bound`` holds whatever the prompts are (their
+    count bounds it), so the usable range is below it; else it is the embeddings' own, the range's end."""
+    import math
+
+    said = f"{math.floor(bound * 1000) / 1000:g}"
+    return (f"eps {eps:g} drops every component of every model{', whatever the prompts' if whatever else ''}: "
+            f"{embeddings} have a largest singular value of at most {said} (components whose singular value is below "
+            "eps are dropped), so a model's score would be the same for every task; the usable range is "
+            + ("0 <= eps up to the largest singular value of the prompts' embeddings, below that bound" if whatever
+               else f"0 <= eps <= {said}") + " (0 keeps every component, the default)")
 
 
 def space_name(space) -> str:

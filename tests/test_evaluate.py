@@ -1300,9 +1300,9 @@ def test_an_eps_past_every_folds_largest_singular_value_is_refused_and_past_some
     m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
     top = [float(np.linalg.norm(D[f.train], 2)) for f in splits.in_sample(S.shape[1], 3)]
     assert max(top) - min(top) > 0.01
-    with pytest.raises(ConfigError, match=r"eps=1000.0: drops every component of every model in every fold: the largest "
-                       r"singular value of a fold's source prompt embeddings is at most \d+\.\d+ .*usable range is "
-                       r"0 <= eps <= \d+\.\d+"):
+    with pytest.raises(ConfigError, match=r"eps=1000.0: eps 1000 drops every component of every model: every fold's "
+                       r"source prompt embeddings have a largest singular value of at most \d+\.\d+ .*usable range is "
+                       r"0 <= eps <= \d+\.\d+ .*in every fold, every paper score would be 0 \(AUC 0.5\)"):
         evaluate("huge", split="in-sample", seeds=3, matrix=m, embeddings=D, method="paper", eps=1000.0, sweep=False)
     res = evaluate("some", split="in-sample", seeds=3, matrix=m, embeddings=D, method="paper", sweep=False,
                    eps=(min(top) + max(top)) / 2)
@@ -1842,13 +1842,51 @@ def test_an_eps_past_what_the_folds_sizes_bound_is_refused_before_the_prompts_ar
             return D[: len(texts)]
 
     monkeypatch.setattr(encoder_module, "get_encoder", lambda name=None: Encoder())
-    with pytest.raises(ConfigError, match=rf"eps=1000.0: drops every component of every model in every fold, "
-                       rf"whatever the prompts: a fold holds at most {n} source prompts, whose embeddings \(each of "
-                       rf"length 1\) have a largest singular value of at most sqrt\({n}\) = {np.floor(np.sqrt(n) * 1000) / 1000:g} "):
+    with pytest.raises(ConfigError, match=rf"eps=1000.0: eps 1000 drops every component of every model, whatever the "
+                       rf"prompts: the source prompt embeddings of a fold \(at most {n} prompts, each embedding of length "
+                       rf"1: sqrt\({n}\) bounds them\) have a largest singular value of at most "
+                       rf"{np.floor(np.sqrt(n) * 1000) / 1000:g} "):
         evaluate("huge", split="in-sample", seeds=3, matrix=m, method="paper", eps=1000.0, sweep=False)
     assert encoded == []
     top = max(float(np.linalg.norm(D[f.train], 2)) for f in splits.in_sample(S.shape[1], 3))
     assert top < np.sqrt(n)
-    with pytest.raises(ConfigError, match="the largest singular value of a fold's source prompt embeddings is at most"):
+    with pytest.raises(ConfigError, match="every fold's source prompt embeddings have a largest singular value of at most"):
         evaluate("past", split="in-sample", seeds=3, matrix=m, method="paper", eps=(top + np.sqrt(n)) / 2, sweep=False)
     assert encoded == [S.shape[1]]
+
+
+def test_the_three_eps_checks_say_the_problem_in_one_wording(monkeypatch):
+    """An eps that drops every component of every model is said in one wording (`indexer.space.eps_drops_every_component`)
+    by `taskspace index` (TASKSPACE_EPS) and a search of a space built with one (`space.eps_problem`) and by `taskspace
+    evaluate --eps`, before the prompts are encoded (the folds' sizes bound it) and after (their embeddings do): "eps X
+    drops every component of every model[, whatever the prompts]: ... have a largest singular value of at most B
+    (...), so a model's score would be the same for every task; the usable range is 0 <= eps ...". Before, evaluate
+    worded it its own way ("eps=1000.0: drops every component of every model in every fold ... so every paper score
+    would be 0"), beside the index's and the search's."""
+    from indexer import encoder as encoder_module
+    from indexer.evaluate import evaluate
+    import re
+
+    from indexer.space import eps_problem
+
+    core = re.compile(r"eps 1000 drops every component of every model(, whatever the prompts)?: .+ have a largest "
+                      r"singular value of at most [\d.]+ \(components whose singular value is below eps are dropped\), "
+                      r"so a model's score would be the same for every task; the usable range is 0 <= eps ")
+    D, S, labels = synthetic(seed=9, M=6, per_group=15, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    said = [eps_problem(1000.0, 10, {})]
+    with pytest.raises(ConfigError) as exact:
+        evaluate("huge", split="in-sample", seeds=3, matrix=m, embeddings=D, method="paper", eps=1000.0, sweep=False)
+
+    class Encoder:
+        id = "unit@1"
+
+        def encode(self, texts):
+            return D[: len(texts)]
+
+    monkeypatch.setattr(encoder_module, "get_encoder", lambda name=None: Encoder())
+    with pytest.raises(ConfigError) as bound:
+        evaluate("huge", split="in-sample", seeds=3, matrix=m, method="paper", eps=1000.0, sweep=False)
+    said += [str(exact.value), str(bound.value)]
+    for text in said:
+        assert core.search(text), text
