@@ -2558,3 +2558,53 @@ def test_publishing_into_a_dataset_that_holds_other_data_is_refused_before_anyth
     empty.mkdir(parents=True)
     (empty / ".gitattributes").write_text("*.parquet filter=lfs diff=lfs merge=lfs -text\n")
     assert publish("tester/fresh", store=store_a).commit is not None
+
+
+def test_a_repull_of_a_dataset_that_no_longer_holds_a_space_removes_that_space_here(publisher, tmp_path, monkeypatch,
+                                                                                   encoder, caplog):
+    """The publisher publishes two spaces, then one alone (`--space`: the dataset then holds only that one's files);
+    a home that pulled the first revision pulls the second: it holds what a fresh pull of it holds, the space the
+    dataset dropped removed with a warning naming it, where it came from and how to get it back (a pull of the older
+    revision). Before, that space stayed, its records those the publisher withdrew, and as the configured (default)
+    space it kept answering every search without a word; a `--space` pull leaves the other spaces alone."""
+    import logging
+
+    from indexer.space import space_name
+
+    store_a, vectors_a, _ = publisher
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    mc, plain = (space_name(s) for s in sorted(store_a.list_spaces(), key=lambda s: s.method != "auto-mc"))
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    first = pull(str(tmp_path / "d"))
+    assert sorted(s["space"] for s in first.spaces) == sorted([mc, plain])
+    _home(tmp_path, monkeypatch, "home_a")
+    publish("tester/recs", space=plain, store=store_a, dry_run=tmp_path / "d")  # the dataset now holds `plain` alone
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"), space=plain)  # a --space pull: the other pulled space stays
+    store_b = open_store()
+    try:
+        assert sorted(space_name(s) for s in store_b.list_spaces()) == sorted([mc, plain])
+    finally:
+        store_b.close()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        again = pull(str(tmp_path / "d"))
+    assert [s["space"] for s in again.spaces] == [plain] and again.removed == [mc]
+    assert again.as_dict()["removed"] == [mc]
+    said = caplog.text
+    assert f"space {mc}" in said and "no longer holds it" in said and "removed" in said
+    assert str(tmp_path / "d") in said, said
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert [space_name(s) for s in store_b.list_spaces()] == [plain]
+        assert mc not in vectors_b.spaces()
+        n = len(store_b.model_vector_keys(store_b.list_spaces()[0].id))
+        assert sorted(m.key for m in store_b.list_models()) == sorted(store_a.model_vector_keys(
+            next(s.id for s in store_a.list_spaces() if space_name(s) == plain))) and n == 25
+    finally:
+        vectors_b.close()
+        store_b.close()
