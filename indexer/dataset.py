@@ -359,7 +359,12 @@ def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
     try:
         table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - any unreadable Parquet is bad input
-        errors.add(name, f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]})")
+        # Parquet's reason without the file's path (named already: a Hub cache snapshot's folder for a Hub dataset),
+        # so the cut keeps the reason; before, the path filled the 200 characters and the reason was lost
+        why = " ".join(str(exc).replace(f"'{path}'", "").replace(str(path), "").split()).replace(" :", ":")
+        errors.add(name, f"not a readable Parquet file: cut short or damaged (a partial upload or copy; "
+                         f"{type(exc).__name__}: {why[:300]}): fetch the whole record set again (of a Hub dataset, "
+                         "an earlier revision with @REVISION), or have its publisher publish again, which rewrites it")
         return None
     missing = [c for c in columns if c not in table.column_names]
     if missing:

@@ -2608,3 +2608,24 @@ def test_a_repull_of_a_dataset_that_no_longer_holds_a_space_removes_that_space_h
     finally:
         vectors_b.close()
         store_b.close()
+
+
+def test_a_record_file_cut_short_is_refused_saying_so_and_what_to_do(publisher, tmp_path, monkeypatch):
+    """A models file cut short (a partial upload to the dataset, an interrupted copy): the pull fails naming the file,
+    that it is cut short or damaged, Parquet's own reason in full, and what to do (fetch the record set again, or
+    have it published again), nothing imported. Before, the error repeated the file's absolute path (a Hub cache
+    snapshot folder for a Hub dataset) inside Parquet's message and cut that at 200 characters, often before its
+    reason, and said nothing of what to do."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    cut = _copy(tmp_path / "d", tmp_path / ("a-long-folder-name-" * 6) / "cut")
+    (f,) = (cut / "models").glob("*.parquet")
+    f.write_bytes(f.read_bytes()[:20000])
+    with pytest.raises(InputError) as err:
+        pull(str(cut))
+    said = str(err.value)
+    assert f"models/{f.name}: not a readable Parquet file: cut short or damaged" in said, said
+    assert "magic bytes not found" in said and str(f) not in said, said
+    assert "fetch the whole record set again" in said and "publish" in said, said
+    _assert_nothing_imported()
