@@ -323,6 +323,16 @@ def test_a_space_holding_vectors_of_dropped_results_is_not_published(publisher, 
     assert not (tmp_path / "d").exists()
 
 
+def _index_auto_too(store, vectors, tmp_path, monkeypatch, encoder) -> None:
+    """A second space in the publisher's home: the subset indexed with method ``auto`` too (the configured method
+    stays the default)."""
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+
+
 def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_publish(publisher, tmp_path, monkeypatch,
                                                                                        encoder):
     """A source dropped from a home with two spaces (auto-mc and auto) leaves its models' vectors in both: the refusal
@@ -332,11 +342,7 @@ def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_p
     from indexer.ingest import drop_source
 
     store_a, vectors_a, _ = publisher
-    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
-    reset_settings()
-    Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
-    monkeypatch.delenv("TASKSPACE_METHOD")
-    reset_settings()
+    _index_auto_too(store_a, vectors_a, tmp_path, monkeypatch, encoder)
     assert len(store_a.list_spaces()) == 2
     drop_source(str(tmp_path / "sample"), store=store_a)
     with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
@@ -2572,11 +2578,7 @@ def test_a_repull_of_a_dataset_that_no_longer_holds_a_space_removes_that_space_h
     from indexer.space import space_name
 
     store_a, vectors_a, _ = publisher
-    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
-    reset_settings()
-    Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
-    monkeypatch.delenv("TASKSPACE_METHOD")
-    reset_settings()
+    _index_auto_too(store_a, vectors_a, tmp_path, monkeypatch, encoder)
     mc, plain = (space_name(s) for s in sorted(store_a.list_spaces(), key=lambda s: s.method != "auto-mc"))
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     _home(tmp_path, monkeypatch, "home_b")
