@@ -824,8 +824,20 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
     from .store.sql_records import ImportedSpace
     from .sync import reindex
 
+    refused = {}
     for rec in spaces:
-        _check_space(store, vectors, rec.spec)
+        try:
+            _check_space(store, vectors, rec.spec)
+        except (EncoderError, DimensionError) as exc:
+            refused[rec.spec.name] = exc
+    if refused:  # the spaces that would pull are named: a publisher that moved to an encoder not installed here
+        name, exc = next(iter(refused.items()))
+        ok = [r.spec.name for r in spaces if r.spec.name not in refused]
+        if not ok:
+            raise exc
+        alone = (f"pull the other space alone ({arg('space', ok[0])})" if len(ok) == 1 else
+                 f"pull another space alone ({' / '.join(arg('space', o) for o in ok)})")
+        raise type(exc)(f"{exc}; or {alone}: nothing was pulled") from None
     items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
                            patterns=r.patterns, calibration=_with_centres(r), benchmarks=r.benchmarks,
                            benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases,

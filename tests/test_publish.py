@@ -565,12 +565,14 @@ def _respace(src: Path, dst: Path, sp, encoder: str, params: dict | None = None)
     name = SpaceSpec.of(sp).name
     t = pq.read_table(dst / "spaces.parquet")
     rows = t.to_pylist()
-    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name, params=json.dumps(spec.params, sort_keys=True))
+    next(r for r in rows if r["space"] == name).update(  # that space's row (of a record set of several spaces)
+        encoder=spec.encoder, key=spec.key, space=spec.name, params=json.dumps(spec.params, sort_keys=True))
     pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), dst / "spaces.parquet")
     for f in ("models", "benchmarks"):
         path = dst / "models" / f"{name}.parquet" if f == "models" else dst / "benchmarks.parquet"
         t = pq.read_table(path)
-        t = t.set_column(t.column_names.index("space"), "space", pa.array([spec.name] * t.num_rows))
+        t = t.set_column(t.column_names.index("space"), "space",
+                         pa.array([spec.name if s == name else s for s in t.column("space").to_pylist()]))
         if f == "models":
             path.unlink()
             path = dst / "models" / f"{spec.name}.parquet"
@@ -2631,3 +2633,26 @@ def test_a_record_file_cut_short_is_refused_saying_so_and_what_to_do(publisher, 
     assert "magic bytes not found" in said and str(f) not in said, said
     assert "fetch the whole record set again" in said and "publish" in said, said
     _assert_nothing_imported()
+
+
+def test_a_space_whose_encoder_is_not_installed_says_the_others_can_be_pulled_alone(publisher, tmp_path, monkeypatch,
+                                                                                    encoder):
+    """A record set of two spaces, one made with an encoder not installed here (a publisher that moved to another
+    encoder and publishes both): the refusal (exit 5, nothing imported) names the space and the encoder, and says
+    that the other space can be pulled alone (`--space NAME`; ``space=`` from the library), which then works. Before, it said only to install the
+    encoder, so a consumer without it took no update of the space it can use."""
+    from indexer.space import space_name
+
+    store_a, vectors_a, _ = publisher
+    _index_auto_too(store_a, vectors_a, tmp_path, monkeypatch, encoder)
+    mc, plain = sorted(store_a.list_spaces(), key=lambda s: s.method != "auto-mc")
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    moved = _respace(tmp_path / "d", tmp_path / "moved", plain, "someorg/not-installed-encoder@1234")
+    _home(tmp_path, monkeypatch, "home_b")
+    with pytest.raises(EncoderError) as err:
+        pull(str(moved))
+    said = str(err.value)
+    assert "need encoder someorg/not-installed-encoder@1234, which is not installed" in said, said
+    assert f"pull the other space alone (space={space_name(mc)!r})" in said and "\n" not in said, said
+    _assert_nothing_imported()
+    assert [s["space"] for s in pull(str(moved), space=space_name(mc)).spaces] == [space_name(mc)]
