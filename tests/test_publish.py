@@ -2656,3 +2656,23 @@ def test_a_space_whose_encoder_is_not_installed_says_the_others_can_be_pulled_al
     assert f"pull the other space alone (space={space_name(mc)!r})" in said and "\n" not in said, said
     _assert_nothing_imported()
     assert [s["space"] for s in pull(str(moved), space=space_name(mc)).spaces] == [space_name(mc)]
+
+
+def test_a_record_set_missing_a_models_or_patterns_file_says_what_to_do_once(publisher, tmp_path, monkeypatch):
+    """A record set whose models and patterns files of a space are gone (a partial upload or download) is refused
+    naming each missing file and, once, what to do (fetch the whole record set again, or have it published again);
+    before, "file is missing" alone, as a missing prompts file already said more."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    cut = _copy(tmp_path / "d", tmp_path / "cut")
+    (m,) = (cut / "models").glob("*.parquet")
+    (p,) = (cut / "patterns").glob("*.parquet")
+    m.unlink()
+    p.unlink()
+    with pytest.raises(InputError) as err:
+        pull(str(cut))
+    said = str(err.value)
+    assert f"models/{m.name}: file is missing" in said and f"patterns/{p.name}: file is missing" in said, said
+    assert said.count("fetch the whole record set again") == 1 and "publish again" in said, said
+    _assert_nothing_imported()
