@@ -831,7 +831,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
         except (EncoderError, DimensionError) as exc:
             refused[rec.spec.name] = exc
     if refused:  # the spaces that would pull are named: a publisher that moved to an encoder not installed here
-        name, exc = next(iter(refused.items()))
+        exc = next(iter(refused.values()))
         ok = [r.spec.name for r in spaces if r.spec.name not in refused]
         if not ok:
             raise exc
