@@ -335,9 +335,17 @@ class SpaceRecords:
     coverage: dict[str, list[str]] | None = None
 
 
+#: what to do about a record file that is missing, cut short or damaged (a partial upload or copy), said once after the
+#: problems (:meth:`_Errors.raise_if_any`)
+_INCOMPLETE = ("the record set is incomplete or damaged (a partial upload, download or copy): fetch the whole record "
+               "set again (of a Hub dataset, another revision with @REVISION), or have its publisher publish again, "
+               "which rewrites its files")
+
+
 class _Errors:
     def __init__(self):
         self.items: list[str] = []
+        self.incomplete = False  # a file missing or unreadable: :data:`_INCOMPLETE` is said once
 
     def add(self, where: str, message: str) -> None:
         self.items.append(f"{where}: {message}")
@@ -346,7 +354,8 @@ class _Errors:
         if self.items:
             more = f" (and {len(self.items) - MAX_REPORTED} more)" if len(self.items) > MAX_REPORTED else ""
             raise InputError(f"{len(self.items)} problem(s) in the records, nothing was imported: "
-                             + "; ".join(self.items[:MAX_REPORTED]) + more, item=str(root))
+                             + "; ".join(self.items[:MAX_REPORTED]) + more
+                             + (f"; {_INCOMPLETE}" if self.incomplete else ""), item=str(root))
 
 
 def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
@@ -355,11 +364,16 @@ def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
     path = root / name
     if not path.is_file():
         errors.add(name, "file is missing")
+        errors.incomplete = True
         return None
     try:
         table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - any unreadable Parquet is bad input
-        errors.add(name, f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]})")
+        # Parquet's reason without the file's path (named already: a Hub cache snapshot's folder for a Hub dataset),
+        # so the cut keeps the reason; before, the path filled the 200 characters and the reason was lost
+        why = " ".join(str(exc).replace(f"'{path}'", "").replace(str(path), "").split()).replace(" :", ":")
+        errors.add(name, f"not a readable Parquet file: cut short or damaged ({type(exc).__name__}: {why[:300]})")
+        errors.incomplete = True
         return None
     missing = [c for c in columns if c not in table.column_names]
     if missing:

@@ -580,9 +580,13 @@ class PullResult:
     #: variable, unreachable}`` (the commit used, the revision asked or ``main``, the variable that forbids Hub requests
     #: or None, what failed reaching the Hub or None); None otherwise
     cached: dict | None = None
+    #: the spaces this home had pulled from the same dataset that the revision pulled no longer holds, removed
+    #: (:func:`_drop_withdrawn`)
+    removed: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3), "cached": self.cached}
+        return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3), "cached": self.cached,
+                "removed": self.removed}
 
 
 @contextlib.contextmanager
@@ -772,7 +776,7 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
 
             vectors = VectorStore.from_settings()
         with store.lock("index") as held:  # no indexing pass writes meanwhile
-            res = _pull_locked(store, vectors, spaces, origin, revision, t0, held.ensure)
+            res = _pull_locked(store, vectors, spaces, origin, revision, t0, held.ensure, whole=space is None)
         res.cached = cached
         return res
     finally:
@@ -782,18 +786,65 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
             store.close()
 
 
-def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, ensure=None) -> PullResult:
+def _dataset_of(origin: str) -> str:
+    """The dataset a pull's origin names, whatever its revision: ``hub:org/name`` (Hub ids are case-insensitive) of
+    ``hub:ORG/NAME@SHA``, a folder as it is; cut as the pulled marker stores an origin (128 characters)."""
+    o = origin[:128]
+    return o.partition("@")[0].lower() if o.startswith("hub:") else o
+
+
+def _drop_withdrawn(store, vectors, spaces, origin: str) -> list[str]:
+    """Remove the spaces this home pulled from the dataset ``origin`` names (another revision of it, or the same folder
+    rewritten) that the record set just pulled (``spaces``, the whole set) no longer holds: its publisher removed them
+    (a publish with ``--space``, another encoder or method), so a fresh pull of the dataset would not have them. Each is
+    said in a warning naming where it came from. Before, such a space stayed with the records the publisher withdrew,
+    and as the configured space it kept answering every search; nothing said so."""
+    from .space import SpaceSpec, space_name
+    from .spaces import drop_space
+
+    keep = {rec.spec.key for rec in spaces}
+    gone = []
+    for sp in store.list_spaces():
+        was = store.space_origin(sp.id)
+        if was is None or SpaceSpec.of(sp).key in keep or _dataset_of(was) != _dataset_of(origin):
+            continue
+        name = space_name(sp)
+        drop_space(store, vectors, sp.id, force=True)
+        back = f"; `taskspace pull {was} --space {name}` pulls it again" if was != origin[:128] else ""
+        log.warning("pull: space %s was pulled from %s, and %s no longer holds it (its publisher removed it), so it is "
+                    "removed here, as a fresh pull of %s would not have it%s", name, was, origin, origin, back)
+        gone.append(name)
+    return gone
+
+
+def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, ensure=None,
+                 whole: bool = False) -> PullResult:
+    """``whole``: the record set was pulled whole (no ``--space``): the spaces an earlier pull of the same dataset
+    brought and it no longer holds are removed (:func:`_drop_withdrawn`)."""
     from .store.sql_records import ImportedSpace
     from .sync import reindex
 
+    refused = {}
     for rec in spaces:
-        _check_space(store, vectors, rec.spec)
+        try:
+            _check_space(store, vectors, rec.spec)
+        except (EncoderError, DimensionError) as exc:
+            refused[rec.spec.name] = exc
+    if refused:  # the spaces that would pull are named: a publisher that moved to an encoder not installed here
+        exc = next(iter(refused.values()))
+        ok = [r.spec.name for r in spaces if r.spec.name not in refused]
+        if not ok:
+            raise exc
+        alone = (f"pull the other space alone ({arg('space', ok[0])})" if len(ok) == 1 else
+                 f"pull another space alone ({' / '.join(arg('space', o) for o in ok)})")
+        raise type(exc)(f"{exc}; or {alone}: nothing was pulled") from None
     items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
                            patterns=r.patterns, calibration=_with_centres(r), benchmarks=r.benchmarks,
                            benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases,
                            prior=r.prior, coverage=r.coverage)
              for r in spaces]
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
+    removed = _drop_withdrawn(store, vectors, spaces, origin) if whole else []
     # the models an earlier pull of these spaces had and these records lack: gone, as from a fresh pull of them (a
     # pass likewise drops a model with no result and no vector); before, each stayed listed, "not indexed"
     store.delete_models_without_results()
@@ -806,7 +857,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
         out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
                     "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})
-    return PullResult(origin, out, time.perf_counter() - t0)
+    return PullResult(origin, out, time.perf_counter() - t0, removed=removed)
 
 
 def _with_centres(rec):

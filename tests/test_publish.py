@@ -323,6 +323,16 @@ def test_a_space_holding_vectors_of_dropped_results_is_not_published(publisher, 
     assert not (tmp_path / "d").exists()
 
 
+def _index_auto_too(store, vectors, tmp_path, monkeypatch, encoder) -> None:
+    """A second space in the publisher's home: the subset indexed with method ``auto`` too (the configured method
+    stays the default)."""
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+
+
 def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_publish(publisher, tmp_path, monkeypatch,
                                                                                        encoder):
     """A source dropped from a home with two spaces (auto-mc and auto) leaves its models' vectors in both: the refusal
@@ -332,11 +342,7 @@ def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_p
     from indexer.ingest import drop_source
 
     store_a, vectors_a, _ = publisher
-    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
-    reset_settings()
-    Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
-    monkeypatch.delenv("TASKSPACE_METHOD")
-    reset_settings()
+    _index_auto_too(store_a, vectors_a, tmp_path, monkeypatch, encoder)
     assert len(store_a.list_spaces()) == 2
     drop_source(str(tmp_path / "sample"), store=store_a)
     with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
@@ -559,12 +565,14 @@ def _respace(src: Path, dst: Path, sp, encoder: str, params: dict | None = None)
     name = SpaceSpec.of(sp).name
     t = pq.read_table(dst / "spaces.parquet")
     rows = t.to_pylist()
-    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name, params=json.dumps(spec.params, sort_keys=True))
+    next(r for r in rows if r["space"] == name).update(  # that space's row (of a record set of several spaces)
+        encoder=spec.encoder, key=spec.key, space=spec.name, params=json.dumps(spec.params, sort_keys=True))
     pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), dst / "spaces.parquet")
     for f in ("models", "benchmarks"):
         path = dst / "models" / f"{name}.parquet" if f == "models" else dst / "benchmarks.parquet"
         t = pq.read_table(path)
-        t = t.set_column(t.column_names.index("space"), "space", pa.array([spec.name] * t.num_rows))
+        t = t.set_column(t.column_names.index("space"), "space",
+                         pa.array([spec.name if s == name else s for s in t.column("space").to_pylist()]))
         if f == "models":
             path.unlink()
             path = dst / "models" / f"{spec.name}.parquet"
@@ -2558,3 +2566,113 @@ def test_publishing_into_a_dataset_that_holds_other_data_is_refused_before_anyth
     empty.mkdir(parents=True)
     (empty / ".gitattributes").write_text("*.parquet filter=lfs diff=lfs merge=lfs -text\n")
     assert publish("tester/fresh", store=store_a).commit is not None
+
+
+def test_a_repull_of_a_dataset_that_no_longer_holds_a_space_removes_that_space_here(publisher, tmp_path, monkeypatch,
+                                                                                   encoder, caplog):
+    """The publisher publishes two spaces, then one alone (`--space`: the dataset then holds only that one's files);
+    a home that pulled the first revision pulls the second: it holds what a fresh pull of it holds, the space the
+    dataset dropped removed with a warning naming it, where it came from and how to get it back (a pull of the older
+    revision). Before, that space stayed, its records those the publisher withdrew, and as the configured (default)
+    space it kept answering every search without a word; a `--space` pull leaves the other spaces alone."""
+    import logging
+
+    from indexer.space import space_name
+
+    store_a, vectors_a, _ = publisher
+    _index_auto_too(store_a, vectors_a, tmp_path, monkeypatch, encoder)
+    mc, plain = (space_name(s) for s in sorted(store_a.list_spaces(), key=lambda s: s.method != "auto-mc"))
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    first = pull(str(tmp_path / "d"))
+    assert sorted(s["space"] for s in first.spaces) == sorted([mc, plain])
+    _home(tmp_path, monkeypatch, "home_a")
+    publish("tester/recs", space=plain, store=store_a, dry_run=tmp_path / "d")  # the dataset now holds `plain` alone
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"), space=plain)  # a --space pull: the other pulled space stays
+    store_b = open_store()
+    try:
+        assert sorted(space_name(s) for s in store_b.list_spaces()) == sorted([mc, plain])
+    finally:
+        store_b.close()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        again = pull(str(tmp_path / "d"))
+    assert [s["space"] for s in again.spaces] == [plain] and again.removed == [mc]
+    assert again.as_dict()["removed"] == [mc]
+    said = caplog.text
+    assert f"space {mc}" in said and "no longer holds it" in said and "removed" in said
+    assert str(tmp_path / "d") in said, said
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert [space_name(s) for s in store_b.list_spaces()] == [plain]
+        assert mc not in vectors_b.spaces()
+        n = len(store_b.model_vector_keys(store_b.list_spaces()[0].id))
+        assert sorted(m.key for m in store_b.list_models()) == sorted(store_a.model_vector_keys(
+            next(s.id for s in store_a.list_spaces() if space_name(s) == plain))) and n == 25
+    finally:
+        vectors_b.close()
+        store_b.close()
+
+
+def test_a_record_file_cut_short_is_refused_saying_so_and_what_to_do(publisher, tmp_path, monkeypatch):
+    """A models file cut short (a partial upload to the dataset, an interrupted copy): the pull fails naming the file,
+    that it is cut short or damaged, Parquet's own reason in full, and what to do (fetch the record set again, or
+    have it published again), nothing imported. Before, the error repeated the file's absolute path (a Hub cache
+    snapshot folder for a Hub dataset) inside Parquet's message and cut that at 200 characters, often before its
+    reason, and said nothing of what to do."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    cut = _copy(tmp_path / "d", tmp_path / ("a-long-folder-name-" * 6) / "cut")
+    (f,) = (cut / "models").glob("*.parquet")
+    f.write_bytes(f.read_bytes()[:20000])
+    with pytest.raises(InputError) as err:
+        pull(str(cut))
+    said = str(err.value)
+    assert f"models/{f.name}: not a readable Parquet file: cut short or damaged" in said, said
+    assert "magic bytes not found" in said and str(f) not in said, said
+    assert "fetch the whole record set again" in said and "publish" in said, said
+    _assert_nothing_imported()
+
+
+def test_a_space_whose_encoder_is_not_installed_says_the_others_can_be_pulled_alone(publisher, tmp_path, monkeypatch,
+                                                                                    encoder):
+    """A record set of two spaces, one made with an encoder not installed here (a publisher that moved to another
+    encoder and publishes both): the refusal (exit 5, nothing imported) names the space and the encoder, and says
+    that the other space can be pulled alone (`--space NAME`; ``space=`` from the library), which then works. Before, it said only to install the
+    encoder, so a consumer without it took no update of the space it can use."""
+    from indexer.space import space_name
+
+    store_a, vectors_a, _ = publisher
+    _index_auto_too(store_a, vectors_a, tmp_path, monkeypatch, encoder)
+    mc, plain = sorted(store_a.list_spaces(), key=lambda s: s.method != "auto-mc")
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    moved = _respace(tmp_path / "d", tmp_path / "moved", plain, "someorg/not-installed-encoder@1234")
+    _home(tmp_path, monkeypatch, "home_b")
+    with pytest.raises(EncoderError) as err:
+        pull(str(moved))
+    said = str(err.value)
+    assert "need encoder someorg/not-installed-encoder@1234, which is not installed" in said, said
+    assert f"pull the other space alone (space={space_name(mc)!r})" in said and "\n" not in said, said
+    _assert_nothing_imported()
+    assert [s["space"] for s in pull(str(moved), space=space_name(mc)).spaces] == [space_name(mc)]
+
+
+def test_a_record_set_missing_a_models_or_patterns_file_says_what_to_do_once(publisher, tmp_path, monkeypatch):
+    """A record set whose models and patterns files of a space are gone (a partial upload or download) is refused
+    naming each missing file and, once, what to do (fetch the whole record set again, or have it published again);
+    before, "file is missing" alone, as a missing prompts file already said more."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    cut = _copy(tmp_path / "d", tmp_path / "cut")
+    (m,) = (cut / "models").glob("*.parquet")
+    (p,) = (cut / "patterns").glob("*.parquet")
+    m.unlink()
+    p.unlink()
+    with pytest.raises(InputError) as err:
+        pull(str(cut))
+    said = str(err.value)
+    assert f"models/{m.name}: file is missing" in said and f"patterns/{p.name}: file is missing" in said, said
+    assert said.count("fetch the whole record set again") == 1 and "publish again" in said, said
+    _assert_nothing_imported()
