@@ -170,12 +170,13 @@ def _fingerprint(path: Path) -> str:
 class Stopped(Exception):
     """:meth:`Encoder.encode` was asked to stop (its ``stop`` event set) between two chunks; the chunks it finished
     are in the cache. ``finished``: the hashes of the texts those chunks embedded (and cached), ``done`` of ``total``
-    new ones, the numbers its message gives (an index pass counts them in its run's ``embedded`` and ``truncated``)."""
+    new ones, the numbers its message gives (an index pass counts them in its run's ``embedded`` and ``truncated``).
+    ``message``: another account of the stop (a pass stopped once every chunk was embedded, before solving)."""
 
-    def __init__(self, finished: Sequence[str], total: int):
+    def __init__(self, finished: Sequence[str], total: int, message: str | None = None):
         self.finished = tuple(finished)
         self.done, self.total = len(self.finished), int(total)
-        super().__init__(f"stopped after embedding {self.done} of {self.total} new texts (cached)")
+        super().__init__(message or f"stopped after embedding {self.done} of {self.total} new texts (cached)")
 
 
 class EmbeddingCache:

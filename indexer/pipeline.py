@@ -559,7 +559,14 @@ class Indexer:
         spec = SpaceSpec.of(space)
         solver, params = spec.solver(), spec.params
         with _timed(report, "embed"):  # the rows in the space's representation (covariates are columns of them)
+            embedded = report.counts.get("embedded", 0)
             D = self.rows(om.prompt_ids, om.prompt_hashes, params, report)
+        if self.stop.is_set():  # a stop while the encoder's last chunk was embedded: nothing is solved yet, so stop
+            # here as between two chunks (before, the pass went on to solve every changed model and publish them:
+            # minutes on a large home, past a service manager's stop timeout, which then killed the pass)
+            n = report.counts.get("embedded", 0) - embedded
+            raise Stopped((), n, f"stopped after embedding the {n} new texts of this pass (cached), before solving"
+                          if n else "stopped before solving")
         if refresh_prior:
             prior = None  # estimated below from the models solved here
         elif spec.prior == "mean":  # held fixed: each model is solved toward the stored prior
