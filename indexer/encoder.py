@@ -513,6 +513,10 @@ class Encoder:
                 bar = tqdm(total=len(todo), desc="encode", unit="text", leave=False, file=sys.stderr)
             try:
                 for lo in range(0, len(todo), self.chunk_size):
+                    if stop is not None and not stop.is_set():
+                        self._load()  # the model first (seconds of imports in a new process): a stop meanwhile is
+                        # taken before the chunk; before, it was looked at before the load only, and a whole chunk
+                        # (minutes on a CPU) was embedded before the pass stopped
                     if stop is not None and stop.is_set():
                         raise Stopped(todo[:lo], len(todo))
                     part = todo[lo:lo + self.chunk_size]
