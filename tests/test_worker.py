@@ -170,6 +170,36 @@ def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     assert res.returncode == 2 and "no runs yet" not in res.stdout and "'-n'" in res.stderr
 
 
+def test_runs_shows_a_run_whose_process_was_killed_as_killed(TASKSPACE):
+    """`taskspace runs` (and `--json`) on a run its process left "running" (kill -9, an OOM kill) shows it `killed`,
+    with the error the next pass records for it, before that pass marks it; a run whose process still runs stays
+    `running`. Before, it said "running" (`"status": "running"` in `--json`) until the next pass: with a worker's
+    schedule, hours during which the operator (or a probe reading `runs --json`) was told a pass ran that was gone."""
+    from helpers import dead_pid
+    from sqlalchemy import update
+
+    from indexer.store.sql import open_store
+    from indexer.store.sql_models import Run
+
+    store = open_store()
+    try:
+        gone, live = store.start_run("index"), store.start_run("reindex")
+        with store.engine.begin() as conn:
+            conn.execute(update(Run).where(Run.id == gone).values(pid=dead_pid()))
+    finally:
+        store.close()
+    res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
+    lines = res.stdout.splitlines()
+    assert res.returncode == 0 and [ln.split()[:3] for ln in lines[1:] if ln.split()[0].isdigit()] == [
+        [str(live), "reindex", "running"], [str(gone), "index", "killed"]], res.stdout
+    assert "the process ended without finishing this run (killed?)" in res.stdout, res.stdout
+    res = subprocess.run([TASKSPACE, "runs", "--json"], capture_output=True, text=True, env=dict(os.environ))
+    by_id = {r["id"]: r for r in json.loads(res.stdout)}
+    assert by_id[gone]["status"] == "killed" and by_id[gone]["errors"] == 1, by_id[gone]
+    assert by_id[live]["status"] == "running" and by_id[live]["errors"] == 0, by_id[live]
+
+
+
 def test_runs_json_gives_times_in_iso_8601_as_sources_stored_does(TASKSPACE):
     """`taskspace runs --json` writes `started_at` / `finished_at` in ISO 8601 (`2026-12-05T04:48:31.257500+00:00`),
     as `sources stored --json` writes `ingested_at`; before, Python's `str()`:
