@@ -345,10 +345,9 @@ def _print_run(report) -> None:
     for src in report.sources:
         typer.echo(f"  {src['status']:<11} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
     if not report.sources:  # a pass over nothing: say where sources come from (it indexes what `ingest` stored)
-        from .config import get_settings
+        from .pipeline import unconfigured_note
 
-        typer.echo(f"  no sources configured in {get_settings().sources_file}: `taskspace sources add SPEC` or "
-                   "`taskspace index --source SPEC` adds one (this pass indexed what `taskspace ingest` stored)")
+        typer.echo(f"  {unconfigured_note(report) or 'no sources read'}")
     rows = [
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
         ("sources quarantined", c.get("quarantined", 0)),

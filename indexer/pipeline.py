@@ -72,6 +72,17 @@ class RunReport:
                 "errors": self.errors, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
 
+def unconfigured_note(report) -> str | None:
+    """What a finished pass over no configured source says (`taskspace index`'s summary, the worker's pass line): where
+    sources come from and how to add one; None for a pass that read sources (or stopped or failed before it could)."""
+    if getattr(report, "sources", None) != [] or getattr(report, "status", None) not in ("ok", "partial"):
+        return None
+    from .config import get_settings
+
+    return (f"no sources configured in {get_settings().sources_file}: `taskspace sources add SPEC` or "
+            "`taskspace index --source SPEC` adds one (this pass indexed what `taskspace ingest` stored)")
+
+
 def truncated_note(counts: dict) -> str | None:
     """The pass's line on the texts it embedded that are longer than the encoder reads (``counts["truncated"]``), or
     None: the encoder embeds only their beginning (as a query's ``query.truncated`` says of its prompts)."""

@@ -215,6 +215,24 @@ def test_runs_json_gives_times_in_iso_8601_as_sources_stored_does(TASKSPACE):
         assert datetime.datetime.fromisoformat(run[key]).tzinfo is not None
 
 
+def test_a_worker_pass_without_configured_sources_says_where_sources_come_from(caplog):
+    """A worker's pass on a home with no `sources.toml` (a TASKSPACE_HOME mistyped in a service's environment, a
+    fresh home) logs, as `taskspace index` prints it, that no sources are configured in that file and how to add
+    one; before, "pass finished: ok (run 1): ..." then "ok (run 2): nothing new" every pass, for as long as the worker
+    ran, with no word that it read nothing."""
+    import logging
+
+    from indexer.config import get_settings
+    from indexer.pipeline import Progress, run_index
+
+    caplog.set_level(logging.INFO, logger="indexer.worker")
+    w = Worker("1h", lambda stop: run_index(progress=Progress(False), stop=stop), max_passes=1)
+    assert w.serve() == 0
+    line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished"))
+    assert f"no sources configured in {get_settings().sources_file}" in line, line
+    assert "`taskspace sources add SPEC`" in line, line
+
+
 def test_worker_survives_an_unexpected_exception(caplog):
     """A bug in a pass (an exception that is no IndexerError) is logged with its traceback, counts as a pass and is
     retried at the next scheduled time; the worker goes on (docs/WORKER.md)."""
