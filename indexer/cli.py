@@ -620,19 +620,11 @@ def check(
 
 def _running_pass(sql):
     """The indexing run in progress now, or None: the newest run is an ``index`` run recorded ``running`` (on SQLite,
-    whose lock is local, only while its process lives: a killed one stays ``running`` until the next pass)."""
-    import os
-
+    whose lock is local, only while its process lives; on PostgreSQL while a session holds the lock: a killed one
+    stays ``running`` until the next pass, :meth:`~indexer.store.sql.Store.run_left_running`)."""
     recs = sql.list_runs(limit=1)
     run = recs[0] if recs and recs[0].kind == "index" and recs[0].status == "running" else None
-    if run is not None and sql.dialect == "sqlite" and run.pid:
-        try:
-            os.kill(run.pid, 0)
-        except ProcessLookupError:
-            return None
-        except OSError:  # another user's process: it lives
-            pass
-    return run
+    return None if run is None or sql.run_left_running(run) else run
 
 
 def _while_a_pass_runs(exc) -> str:

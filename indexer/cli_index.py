@@ -345,10 +345,9 @@ def _print_run(report) -> None:
     for src in report.sources:
         typer.echo(f"  {src['status']:<11} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
     if not report.sources:  # a pass over nothing: say where sources come from (it indexes what `ingest` stored)
-        from .config import get_settings
+        from .pipeline import unconfigured_note
 
-        typer.echo(f"  no sources configured in {get_settings().sources_file}: `taskspace sources add SPEC` or "
-                   "`taskspace index --source SPEC` adds one (this pass indexed what `taskspace ingest` stored)")
+        typer.echo(f"  {unconfigured_note(report) or 'no sources read'}")
     rows = [
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
         ("sources quarantined", c.get("quarantined", 0)),
@@ -429,12 +428,20 @@ def runs(
 
       taskspace runs -n 5 --json
     """
+    from dataclasses import replace
+
     from .sources.common import count_rejected
     from .store.sql import open_store
+    from .store.sql_derived import KILLED_NOTE
 
     store = open_store()
     try:
         recs = store.list_runs(limit=limit)
+        # a run its process left "running" (kill -9, an OOM kill, a lost machine) stays so in the database until the
+        # next pass of its kind marks it killed: hours with a worker's schedule, during which `runs` said "running"
+        # for a process that was gone. It is shown as the next pass will record it
+        recs = [replace(r, status="killed", errors=[*r.errors, {"file": None, "line": None, "message": KILLED_NOTE}])
+                if store.run_left_running(r) else r for r in recs]
     finally:
         store.close()
     if as_json:

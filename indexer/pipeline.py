@@ -72,6 +72,17 @@ class RunReport:
                 "errors": self.errors, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
 
+def unconfigured_note(report) -> str | None:
+    """What a finished pass over no configured source says (`taskspace index`'s summary, the worker's pass line): where
+    sources come from and how to add one; None for a pass that read sources (or stopped or failed before it could)."""
+    if getattr(report, "sources", None) != [] or getattr(report, "status", None) not in ("ok", "partial"):
+        return None
+    from .config import get_settings
+
+    return (f"no sources configured in {get_settings().sources_file}: `taskspace sources add SPEC` or "
+            "`taskspace index --source SPEC` adds one (this pass indexed what `taskspace ingest` stored)")
+
+
 def truncated_note(counts: dict) -> str | None:
     """The pass's line on the texts it embedded that are longer than the encoder reads (``counts["truncated"]``), or
     None: the encoder embeds only their beginning (as a query's ``query.truncated`` says of its prompts)."""
@@ -559,7 +570,14 @@ class Indexer:
         spec = SpaceSpec.of(space)
         solver, params = spec.solver(), spec.params
         with _timed(report, "embed"):  # the rows in the space's representation (covariates are columns of them)
+            embedded = report.counts.get("embedded", 0)
             D = self.rows(om.prompt_ids, om.prompt_hashes, params, report)
+        if self.stop.is_set():  # a stop while the encoder's last chunk was embedded: nothing is solved yet, so stop
+            # here as between two chunks (before, the pass went on to solve every changed model and publish them:
+            # minutes on a large home, past a service manager's stop timeout, which then killed the pass)
+            n = report.counts.get("embedded", 0) - embedded
+            raise Stopped((), n, f"stopped after embedding the {n} new texts of this pass (cached), before solving"
+                          if n else "stopped before solving")
         if refresh_prior:
             prior = None  # estimated below from the models solved here
         elif spec.prior == "mean":  # held fixed: each model is solved toward the stored prior

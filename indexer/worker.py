@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line, one_line
-from .pipeline import truncated_note
+from .pipeline import truncated_note, unconfigured_note
 from .schedule import next_run
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,9 @@ class Worker:
                     waiting = None
                 self.passes += 1
                 last_code = getattr(report, "exit_code", 0)
-                log.info("pass finished: %s", pass_summary(report))
+                unconfigured = unconfigured_note(report)  # as `taskspace index` says it: before, a worker on a home
+                # without sources.toml (a mistyped TASKSPACE_HOME) logged "ok: nothing new" every pass, reading nothing
+                log.info("pass finished: %s%s", pass_summary(report), f"; {unconfigured}" if unconfigured else "")
                 note = truncated_note(getattr(report, "counts", None) or {})
                 if note:  # as `taskspace index` prints it
                     log.info("%s", note)

@@ -356,3 +356,13 @@ def write_calamita_run(root: Path) -> Path:
         ("Le altre giocatrici sono le tue avversarie.", {"bert_f1": 1.0}),
         ("I nostri vicini sono partiti ieri.", {"bert_f1": 1.0})])
     return d
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (and was reaped): a run record's process that is gone."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    return int(proc.stdout)

@@ -111,6 +111,44 @@ def test_a_killed_embedding_keeps_the_chunks_it_finished(encoder, monkeypatch):
     assert again.shape == (10, encoder.dim)
 
 
+def test_a_stop_takes_effect_after_256_texts_of_a_chunk(encoder, monkeypatch):
+    """An index pass's stop (SIGTERM to `taskspace worker` or `serve`) while the encoder embeds new texts takes effect
+    after at most ``STOP_EVERY`` (256) texts, each step cached, however large the chunk: the Stopped error counts the
+    texts done. Before, after the current chunk of 2,048 texts: minutes on a CPU (420 texts took 30 s beside other
+    work), past the 30 s a Kubernetes pod is given to stop and `systemctl stop`'s 90 s, which then killed the pass."""
+    import threading
+    import uuid
+
+    from indexer.encoder import STOP_EVERY, Stopped
+
+    tag = uuid.uuid4().hex
+    texts = [f"{tag}: question number {i} about stopping?" for i in range(600)]
+    stop, sizes, armed = threading.Event(), [], [True]
+    rng = np.random.default_rng(0)
+
+    def fake(batch, *, progress):  # the model's work, without the minutes: unit vectors
+        sizes.append(len(batch))
+        if armed[0]:
+            stop.set()  # as SIGTERM would, while this step is embedded
+        v = rng.normal(size=(len(batch), encoder.dim)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    monkeypatch.setattr(encoder, "_encode_raw", fake)
+    with pytest.raises(Stopped) as got:
+        encoder.encode(texts, stop=stop)
+    assert STOP_EVERY == 256 and sizes == [256], sizes
+    assert got.value.done == 256 and got.value.total == 600
+    assert len(encoder.cached([prompt_hash(t) for t in texts])) == 256
+    stop.clear()
+    armed[0] = False
+    assert encoder.encode(texts, stop=stop).shape == (600, encoder.dim)
+    assert sizes == [256, 256, 88], sizes  # the rest, in steps of 256 too
+    sizes.clear()
+    texts = [f"{tag}: another question {i}?" for i in range(600)]
+    encoder.encode(texts)  # without a stop event (`taskspace ingest`, a query): the chunk at once
+    assert sizes == [600], sizes
+
+
 def test_dim_comes_from_the_cache_without_loading_the_model(tmp_path, monkeypatch):
     """A new embedding space needs the encoder's dimension: with any cached vector of this encoder it is read from
     the cache (an indexing pass with nothing to embed never loads the model); an empty cache loads the model."""

@@ -1052,6 +1052,57 @@ def test_a_stop_while_embedding_stops_after_the_current_chunk_and_keeps_it_cache
     assert again.status == "ok" and again.counts["embedded"] == 6 and again.counts["solved"] == 2, again.counts
 
 
+def test_a_stop_while_embedding_the_last_chunk_solves_nothing(tmp_path, env, monkeypatch, caplog):
+    """A stop (SIGTERM to `taskspace worker` or `serve`) while a pass embeds the last chunk of its new texts takes
+    effect once that chunk is cached, as between two chunks: the run is recorded `stopped`, its `embedded` count the
+    10 texts, nothing is solved, and the next pass solves without embedding again. Before, with no chunk left to
+    stop before, the pass went on to solve every changed model and publish them (on a home of 32,823 models, an
+    embedding's last chunk followed by minutes of solving: a `systemctl stop` or a pod's grace period ran out and
+    the pass was killed instead of stopped)."""
+    import logging
+
+    from indexer.records import prompt_hash
+
+    caplog.set_level(logging.INFO, logger="indexer.pipeline")
+    ix, texts, chunks, resume = _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk=3, seed=5)
+    r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert chunks == [4, 4, 2], chunks
+    assert r.status == "stopped" and r.counts.get("solved", 0) == 0, (r.status, r.counts)
+    assert r.counts["embedded"] == 10 and r.errors == [], (r.counts, r.errors)
+    assert "stopped after embedding the 10 new texts of this pass (cached), before solving" in caplog.text
+    assert len(ix.encoder.cached([prompt_hash(t) for t in texts])) == 10
+    again = resume()
+    assert again.status == "ok" and again.counts["embedded"] == 0 and again.counts["solved"] == 2, again.counts
+
+
+def test_a_stop_while_the_encoder_loads_stops_before_its_first_chunk(tmp_path, env, monkeypatch):
+    """A stop (SIGTERM to `taskspace worker` or `serve`) that comes while a pass loads the encoder for its new texts
+    (the first embedding of a process: seconds of imports and the model's files) takes effect before the encoder's
+    first chunk: the run is recorded `stopped`, nothing embedded or solved. Before, the stop was looked at before the
+    load only, so the pass then embedded a whole chunk of up to 2,048 texts (minutes on a CPU) before it stopped."""
+    from indexer.records import prompt_hash
+
+    ix, texts, chunks, resume = _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk=99, seed=6)
+    enc = ix.encoder
+    enc.encode([f"{texts[0]} (a text cached before)"])  # the cache knows the dimension, as in a home indexed before
+    chunks.clear()
+    monkeypatch.setattr(enc, "_model", None)  # as in a fresh worker process: the first embedding loads the encoder
+    real_load = type(enc)._load
+
+    def load_then_stop(self):
+        ix.stop.set()  # as SIGTERM would, while the model loads
+        return real_load(self)
+
+    monkeypatch.setattr(type(enc), "_load", load_then_stop)
+    r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert r.status == "stopped" and chunks == [], (r.status, chunks)
+    assert r.counts.get("embedded", 0) == 0 and r.counts.get("solved", 0) == 0, r.counts
+    assert not ix.encoder.cached([prompt_hash(t) for t in texts])
+    monkeypatch.setattr(type(enc), "_load", real_load)
+    again = resume()
+    assert again.status == "ok" and again.counts["embedded"] == 10 and again.counts["solved"] == 2, again.counts
+
+
 def test_a_run_stopped_while_embedding_counts_the_texts_it_embedded(tmp_path, env, monkeypatch, caplog):
     """A pass stopped between the encoder's chunks records the texts its finished chunks embedded (and cached) in its
     run's ``embedded`` count, the number its "stopped after embedding N of M new texts" line gives, so `taskspace

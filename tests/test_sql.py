@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 
 import numpy as np
@@ -414,6 +415,31 @@ def test_runs(store):
     # range" as a store error (exit 3) and SQLite's OverflowError traceback
     for huge in (2**63, 10**19, 2**31):
         assert [r.id for r in store.list_runs(limit=huge)] == [r2, r1]
+
+
+
+def test_a_run_left_running_by_a_killed_process_is_told_from_a_running_one(store):
+    """`Store.run_left_running` (what `taskspace runs` shows): a run recorded "running" whose process is gone (SQLite:
+    its pid no longer lives; PostgreSQL: no session holds its lock) was left by a killed process; a run whose pass
+    holds the lock is running. Nothing is locked or written to tell."""
+    from helpers import dead_pid
+    from sqlalchemy import update
+
+    from indexer.store.sql_models import Run
+
+    with store.lock("index"):
+        live = store.start_run("index")
+        assert not store.run_left_running(store.get_run(live))
+    dead = store.start_run("index")
+    with store.engine.begin() as conn:
+        conn.execute(update(Run).where(Run.id.in_([live, dead])).values(pid=dead_pid()))
+    assert store.run_left_running(store.get_run(dead)) and store.run_left_running(store.get_run(live))
+    with store.lock("index"):  # a pass that holds the lock (PostgreSQL) ...
+        with store.engine.begin() as conn:  # ... in a live process (SQLite)
+            conn.execute(update(Run).where(Run.id == dead).values(pid=os.getpid()))
+        assert not store.run_left_running(store.get_run(dead))
+    assert not store.run_left_running(store.finish_run(live, "ok"))
+    assert [r.status for r in store.list_runs()] == ["running", "ok"]  # the record itself is the next pass's to mark
 
 
 def test_record_checked(store):

@@ -170,6 +170,36 @@ def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     assert res.returncode == 2 and "no runs yet" not in res.stdout and "'-n'" in res.stderr
 
 
+def test_runs_shows_a_run_whose_process_was_killed_as_killed(TASKSPACE):
+    """`taskspace runs` (and `--json`) on a run its process left "running" (kill -9, an OOM kill) shows it `killed`,
+    with the error the next pass records for it, before that pass marks it; a run whose process still runs stays
+    `running`. Before, it said "running" (`"status": "running"` in `--json`) until the next pass: with a worker's
+    schedule, hours during which the operator (or a probe reading `runs --json`) was told a pass ran that was gone."""
+    from helpers import dead_pid
+    from sqlalchemy import update
+
+    from indexer.store.sql import open_store
+    from indexer.store.sql_models import Run
+
+    store = open_store()
+    try:
+        gone, live = store.start_run("index"), store.start_run("reindex")
+        with store.engine.begin() as conn:
+            conn.execute(update(Run).where(Run.id == gone).values(pid=dead_pid()))
+    finally:
+        store.close()
+    res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
+    lines = res.stdout.splitlines()
+    assert res.returncode == 0 and [ln.split()[:3] for ln in lines[1:] if ln.split()[0].isdigit()] == [
+        [str(live), "reindex", "running"], [str(gone), "index", "killed"]], res.stdout
+    assert "the process ended without finishing this run (killed?)" in res.stdout, res.stdout
+    res = subprocess.run([TASKSPACE, "runs", "--json"], capture_output=True, text=True, env=dict(os.environ))
+    by_id = {r["id"]: r for r in json.loads(res.stdout)}
+    assert by_id[gone]["status"] == "killed" and by_id[gone]["errors"] == 1, by_id[gone]
+    assert by_id[live]["status"] == "running" and by_id[live]["errors"] == 0, by_id[live]
+
+
+
 def test_runs_json_gives_times_in_iso_8601_as_sources_stored_does(TASKSPACE):
     """`taskspace runs --json` writes `started_at` / `finished_at` in ISO 8601 (`2026-12-05T04:48:31.257500+00:00`),
     as `sources stored --json` writes `ingested_at`; before, Python's `str()`:
@@ -183,6 +213,24 @@ def test_runs_json_gives_times_in_iso_8601_as_sources_stored_does(TASKSPACE):
     for key in ("started_at", "finished_at"):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00", run[key]), run
         assert datetime.datetime.fromisoformat(run[key]).tzinfo is not None
+
+
+def test_a_worker_pass_without_configured_sources_says_where_sources_come_from(caplog):
+    """A worker's pass on a home with no `sources.toml` (a TASKSPACE_HOME mistyped in a service's environment, a
+    fresh home) logs, as `taskspace index` prints it, that no sources are configured in that file and how to add
+    one; before, "pass finished: ok (run 1): ..." then "ok (run 2): nothing new" every pass, for as long as the worker
+    ran, with no word that it read nothing."""
+    import logging
+
+    from indexer.config import get_settings
+    from indexer.pipeline import Progress, run_index
+
+    caplog.set_level(logging.INFO, logger="indexer.worker")
+    w = Worker("1h", lambda stop: run_index(progress=Progress(False), stop=stop), max_passes=1)
+    assert w.serve() == 0
+    line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished"))
+    assert f"no sources configured in {get_settings().sources_file}" in line, line
+    assert "`taskspace sources add SPEC`" in line, line
 
 
 def test_worker_survives_an_unexpected_exception(caplog):

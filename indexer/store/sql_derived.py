@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 from sqlalchemy import Text, cast, delete, exists, func, or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import DimensionError, InputError, NotFoundError, StoreError
 from ..represent import prior_formats
@@ -22,6 +23,8 @@ from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, Spa
 # stopped: SIGTERM; interrupted: Ctrl-C; killed: the process ended without finishing the run (found "running" by the
 # next holder of its lock)
 RUN_STATUSES = ("running", "ok", "partial", "failed", "stopped", "interrupted", "killed")
+#: the error of a run its process left "running" (killed), as the next pass marks it and `taskspace runs` shows it before
+KILLED_NOTE = "the process ended without finishing this run (killed?); the next pass completes what it left"
 
 
 def _space_record(s: Space) -> SpaceRecord:
@@ -570,13 +573,40 @@ class DerivedMixin:
     def mark_killed_runs(self, kind: str = "index") -> list[int]:
         """Runs of ``kind`` still marked "running", set to "killed" (with their finish time and an error saying so).
         Call it while holding that kind's lock: then no live process owns them (a killed process never finished)."""
-        note = [{"file": None, "line": None, "message": "the process ended without finishing this run (killed?); "
-                 "the next pass completes what it left"}]
+        note = [{"file": None, "line": None, "message": KILLED_NOTE}]
         with self._write() as conn:
             ids = list(conn.execute(select(Run.id).where(Run.kind == kind, Run.status == "running")).scalars())
             if ids:
                 conn.execute(update(Run).where(Run.id.in_(ids)).values(status="killed", finished_at=utcnow(), errors=note))
         return ids
+
+    def run_left_running(self, run: RunRecord) -> bool:
+        """Whether ``run``, recorded "running", was left so by a process that ended without finishing it (killed), which
+        the next pass of its kind marks "killed" (:meth:`mark_killed_runs`): on SQLite, whose lock is local, its process
+        (``run.pid``) no longer lives; on PostgreSQL, no session holds its lock and the record still says running (a
+        pass records its end before it lets the lock go). Nothing is written or locked."""
+        if run.status != "running":
+            return False
+        if self.dialect == "postgresql":
+            from .sql_lock import pg_lock_holder
+
+            lock = "reindex" if run.kind == "reindex" else "index"
+            try:
+                if pg_lock_holder(self.engine, lock) is not None:
+                    return False
+                again = self.get_run(run.id)
+            except (SQLAlchemyError, StoreError, NotFoundError):  # the server gone meanwhile: say nothing more than the record
+                return False
+            return again.status == "running"
+        if not run.pid:
+            return False
+        try:
+            os.kill(run.pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # another user's process: it lives
+            pass
+        return False
 
     def finish_run(self, run_id: int, status: str, counts: dict | None = None, errors: list | None = None) -> RunRecord:
         if status not in RUN_STATUSES[1:]:

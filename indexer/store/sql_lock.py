@@ -57,6 +57,14 @@ def _holders(conn, key: int) -> str | None:
     return holder
 
 
+def pg_lock_holder(engine: Engine, name: str) -> str | None:
+    """Who holds the advisory lock ``name`` now (as :func:`_holders` says it), or None, without asking for it: a
+    reader (`taskspace runs`) must not make a pass starting at that moment meet a busy lock."""
+    with engine.connect() as conn:
+        scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
+        return _holders(conn, zlib.crc32(f"taskspace:{scope}:{name}".encode()))
+
+
 def _try_lock(conn, key: int) -> bool:
     got = conn.execute(text("select pg_try_advisory_lock(:k)"), {"k": key}).scalar()
     if got:  # the holder's own pid and host, for a second holder's message (the backend's pid is the server's)
