@@ -1852,3 +1852,29 @@ def test_an_eps_past_what_the_folds_sizes_bound_is_refused_before_the_prompts_ar
     with pytest.raises(ConfigError, match="the largest singular value of a fold's source prompt embeddings is at most"):
         evaluate("past", split="in-sample", seeds=3, matrix=m, method="paper", eps=(top + np.sqrt(n)) / 2, sweep=False)
     assert encoded == [S.shape[1]]
+
+
+def test_an_interrupted_plot_leaves_no_half_written_png_and_keeps_the_one_before(tmp_path, monkeypatch):
+    # Ctrl-C (or a full disk) while matplotlib wrote a PNG left a truncated file under the plot's name, over the
+    # previous run's plot of the same name
+    from matplotlib.figure import Figure
+
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=7, M=4, per_group=10, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    out = tmp_path / "plots"
+    res = evaluate("d", split="oos", matrix=m, embeddings=D, sweep=False, method="paper", plots_dir=out)
+    before = {Path(p).name: Path(p).read_bytes() for p in res["plots"]}
+    real = Figure.savefig
+
+    def interrupted(self, fname, *a, **k):
+        real(self, fname, *a, **k)
+        with open(fname, "r+b") as f:  # half of it written when the interrupt comes
+            f.truncate(Path(fname).stat().st_size // 2)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate("d", split="oos", matrix=m, embeddings=D, sweep=False, method="paper", plots_dir=out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary file left, none truncated

@@ -186,9 +186,19 @@ def _num(x: float) -> str:
 
 
 def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    """Write ``fig`` to ``path`` whole or not at all: to a hidden temporary file beside it, then renamed into place.
+    Before, straight to ``path``: Ctrl-C (or a full disk) while matplotlib wrote it left a truncated PNG under the
+    plot's name, over the previous run's plot of that name."""
+    import os
+
     import matplotlib.pyplot as plt
 
-    plt.close(fig)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fig.tight_layout()
+        fig.savefig(tmp, dpi=110, format="png")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        plt.close(fig)
     return path
