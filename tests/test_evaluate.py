@@ -1878,3 +1878,23 @@ def test_an_interrupted_plot_leaves_no_half_written_png_and_keeps_the_one_before
     with pytest.raises(KeyboardInterrupt):
         evaluate("d", split="oos", matrix=m, embeddings=D, sweep=False, method="paper", plots_dir=out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary file left, none truncated
+
+
+def test_the_result_tables_fit_an_80_column_terminal():
+    # the method x metric table was 115 columns wide (7 columns of 15): on an 80-column terminal every row wrapped
+    # into two lines, its numbers under the wrong headers
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=3, M=6, per_group=20, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", peers="fast")
+    text = format_result(res)
+    names = ("method", "-", "oracle", "lambda", *res["methods"])
+    table = [line for line in text.splitlines() if line.strip().startswith(names)]
+    assert len(table) >= 2 * len(res["methods"]) + 4 and "±" in text
+    assert max(map(len, table)) <= 80, "\n".join(line for line in table if len(line) > 80)
+    for name, entry in res["methods"].items():  # every number of the JSON is still in the table
+        for key in ("auc", "accuracy", "correlation", "selection_accuracy", "selection_recall", "ece", "brier"):
+            if np.isfinite(entry[key]):
+                assert f"{entry[key]:.3f}±" in text, (name, key)
