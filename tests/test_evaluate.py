@@ -1898,3 +1898,35 @@ def test_the_result_tables_fit_an_80_column_terminal():
         for key in ("auc", "accuracy", "correlation", "selection_accuracy", "selection_recall", "ece", "brier"):
             if np.isfinite(entry[key]):
                 assert f"{entry[key]:.3f}±" in text, (name, key)
+
+
+def test_every_key_of_the_json_result_is_documented_in_the_readme(tmp_path):
+    # `taskspace evaluate --json` "prints every number", but no doc said which key holds which of the table's numbers
+    # (`accuracy` is sign acc, `correlation` bench r, a contestant's `seconds` the sum over the folds ...)
+    from indexer.evaluate import evaluate
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    D, S, labels = synthetic(seed=3, M=6, per_group=20, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    ds = np.array(["a" if g == labels[0] else "b" for g in labels], dtype=object)
+    res = evaluate("d", split="all", seeds=1, matrix=m, embeddings=D, method="paper", datasets=ds,
+                   plots_dir=tmp_path)
+    named = {"in-sample", "oos", "coverage"}  # keys that are names, not fields: splits, contestants, data sets
+    keys: set[str] = set()
+
+    def walk(x, parent=None):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if parent in ("methods", "skipped") or (parent == "datasets" and isinstance(v, dict)) or k in named:
+                    walk(v, k if k in named else None)
+                elif parent != "options":
+                    keys.add(k)
+                    walk(v, k)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v, parent)
+
+    walk(res)
+    assert {"auc_std", "covered", "oracle_detail", "plots", "sweep", "data_warnings", "seconds"} <= keys
+    missing = sorted(k for k in keys if f"`{k}`" not in readme and not (k.endswith("_std") and "`_std`" in readme))
+    assert missing == [], f"README's evaluate section names no {missing}"
