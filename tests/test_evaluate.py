@@ -1930,3 +1930,25 @@ def test_every_key_of_the_json_result_is_documented_in_the_readme(tmp_path):
     assert {"auc_std", "covered", "oracle_detail", "plots", "sweep", "data_warnings", "seconds"} <= keys
     missing = sorted(k for k in keys if f"`{k}`" not in readme and not (k.endswith("_std") and "`_std`" in readme))
     assert missing == [], f"README's evaluate section names no {missing}"
+
+
+def test_sigterm_stops_an_evaluation_as_ctrl_c_does(tmp_path):
+    # SIGTERM (a job scheduler's time limit, `timeout`, `kill`) ended `taskspace evaluate` at once, exit -15 without a
+    # word, and a plot being written stayed behind as its temporary file
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys\n"
+            "import indexer.evaluate as ev\n"
+            "from indexer import cli\n"
+            "def stopped(*a, **k):\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "    import time; time.sleep(5)\n"
+            "    print('not stopped')\n"
+            "ev.evaluate = stopped\n"
+            f"sys.argv = ['taskspace', 'evaluate', {str(SAMPLE)!r}, '--no-sweep']\n"
+            "cli.main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 143, (done.returncode, done.stderr[-500:])
+    assert "not stopped" not in done.stdout
+    assert "terminated: an evaluation keeps no partial results" in done.stderr
