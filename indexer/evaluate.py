@@ -79,13 +79,18 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     (:func:`indexer.sources.tables.prompt_fields`) when ``group_by`` asks for one, since the readers keep only
     prompt_id, benchmark and text.
     """
+    from .errors import READING_FOR
     from .ingest import drop_unusable_rows
     from .sources import read_source, tables
 
     # the rule ingest holds for every reader: a text no hash, database or encoder takes (a lone surrogate from a JSON
     # escape in lm-eval samples, a NUL, only invisible characters) costs its rows with an error, as in an index; before,
     # the table reader alone checked, and a lone surrogate in lm-eval output ended evaluate in a UnicodeEncodeError
-    batch = drop_unusable_rows(read_source(data, format))
+    reading = READING_FOR.set("evaluate")  # the readers' advice names evaluate, not ingest (errors.READING_FOR)
+    try:
+        batch = drop_unusable_rows(read_source(data, format))
+    finally:
+        READING_FOR.reset(reading)
     if not batch.n_outcomes:
         # a whole file's problem (an empty prompts file) first: it is why each row after it was dropped
         # then a prompts file's rows (:func:`_causes_first`)

@@ -1952,3 +1952,33 @@ def test_sigterm_stops_an_evaluation_as_ctrl_c_does(tmp_path):
     assert done.returncode == 143, (done.returncode, done.stderr[-500:])
     assert "not stopped" not in done.stdout
     assert "terminated: an evaluation keeps no partial results" in done.stderr
+
+
+def test_a_table_folders_errors_advise_evaluate_not_ingest(tmp_path):
+    # `taskspace evaluate` on a table folder was told to run `taskspace ingest OUTCOMES_FILE --prompts FILE` (evaluate
+    # takes no --prompts), to "ingest its folder", or `taskspace ingest FOLDER/outcomes.csv`
+    from indexer.evaluate import evaluate
+
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "outcomes.csv").write_text("model,prompt_id,correct\na,p1,1\n")
+    with pytest.raises(InputError) as exc:
+        evaluate(alone / "outcomes.csv", split="oos", sweep=False)
+    said = str(exc.value)
+    assert "ingest" not in said and "--prompts" not in said and "put one there" in said, said
+    two = tmp_path / "two"
+    two.mkdir()
+    (two / "outcomes.csv").write_text("model,prompt_id,correct\na,p1,1\n")
+    (two / "outcomes.jsonl").write_text('{"model": "a", "prompt_id": "p1", "correct": 1}\n')
+    (two / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "t"}\n')
+    with pytest.raises(InputError) as exc:
+        evaluate(two, split="oos", sweep=False)
+    assert "`taskspace evaluate FOLDER/outcomes.csv`" in str(exc.value) and "ingest" not in str(exc.value)
+    with pytest.raises(InputError) as exc:
+        evaluate(two / "prompts.jsonl", split="oos", sweep=False)
+    assert "this is a prompts file: evaluate its folder" in str(exc.value) and "ingest" not in str(exc.value)
+    # ingest's own words stay
+    from indexer.sources import read_source
+
+    with pytest.raises(InputError, match="`taskspace ingest OUTCOMES_FILE --prompts FILE`"):
+        read_source(alone / "outcomes.csv")
