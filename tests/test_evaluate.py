@@ -1891,7 +1891,7 @@ def test_the_result_tables_fit_an_80_column_terminal():
     res = evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", peers="fast")
     text = format_result(res)
     names = ("method", "-", "oracle", "lambda", *res["methods"])
-    table = [line for line in text.splitlines() if line.strip().startswith(names)]
+    table = [line for line in text.splitlines() if line.startswith(names)]
     assert len(table) >= 2 * len(res["methods"]) + 4 and "±" in text
     assert max(map(len, table)) <= 80, "\n".join(line for line in table if len(line) > 80)
     for name, entry in res["methods"].items():  # every number of the JSON is still in the table
@@ -1982,3 +1982,19 @@ def test_a_table_folders_errors_advise_evaluate_not_ingest(tmp_path):
 
     with pytest.raises(InputError, match="`taskspace ingest OUTCOMES_FILE --prompts FILE`"):
         read_source(alone / "outcomes.csv")
+
+
+def test_the_report_says_each_contestants_probabilities_on_a_line_and_the_split_once():
+    # the probabilities note was one line of 400-700 characters (every contestant's map, `; `-joined), and the coverage
+    # split's line read "split coverage: coverage: per benchmark ..."
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=3, M=6, per_group=20, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("d", split="coverage", seeds=1, matrix=m, embeddings=D, method="paper", sweep=False)
+    lines = format_result(res).splitlines()
+    assert any(line.startswith("split coverage: per benchmark (3)") for line in lines), lines[:4]
+    start = lines.index("probabilities (ECE: 10 equal-width bins; Brier):")
+    for k, (name, entry) in enumerate(res["methods"].items(), start=1):
+        assert lines[start + k] == f"  {name}: {entry['probabilities']}"

@@ -40,7 +40,8 @@ def format_result(res: dict) -> str:
         f"encoder {res['encoder']}",
         *([("pooled: " + ", ".join(f"{d['name']} ({d['models']} models, {d['prompts']} prompts)"
                                    for d in res["datasets"]))] if len(res.get("datasets", [])) > 1 else []),
-        f"split {res['split']}: {res['protocol']}",
+        # (the coverage split's protocol starts with its name: "split coverage: coverage: ..." said it twice)
+        f"split {res['split']}: {res['protocol'].removeprefix(res['split'] + ': ')}",
         "",
     ]
     if res.get("queries", "full") != "full":
@@ -71,9 +72,9 @@ def format_result(res: dict) -> str:
         lines += ["", f"data set {ds} (its target prompts)",
                   _part_table({n: m.get("datasets", {}).get(ds) for n, m in res["methods"].items()})]
     probs = [(n, m.get("probabilities")) for n, m in res["methods"].items()]
-    if any(p for _, p in probs):
-        lines.append("\nprobabilities (ECE: 10 equal-width bins; Brier): " + "; ".join(
-            f"{n}: {p or 'none'}" for n, p in probs))
+    if any(p for _, p in probs):  # a contestant a line: `; `-joined they were one line of 400-700 characters
+        lines.append("\nprobabilities (ECE: 10 equal-width bins; Brier):")
+        lines += [f"  {n}: {p or 'none'}" for n, p in probs]
     if res.get("folds"):  # fit + predict time of each contestant (the peers' training included)
         lines.append("\nseconds per fold (fit + predict): " + ", ".join(
             f"{n} {m.get('seconds', 0.0) / len(res['folds']):.2f}" for n, m in res["methods"].items()))
