@@ -1998,3 +1998,23 @@ def test_the_report_says_each_contestants_probabilities_on_a_line_and_the_split_
     start = lines.index("probabilities (ECE: 10 equal-width bins; Brier):")
     for k, (name, entry) in enumerate(res["methods"].items(), start=1):
         assert lines[start + k] == f"  {name}: {entry['probabilities']}"
+
+
+def test_the_table_says_what_reading_the_data_warned_of(tmp_path):
+    # the data's warnings (outcomes of a text under two prompt ids averaged, prompts nobody answered) were log lines on
+    # stderr and in the JSON's data_warnings, but not in the table: `taskspace evaluate DATA > result.txt` kept the
+    # numbers without them
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
+        f"p{j},b,What is {j} + {j}?\n" for j in range(12)) + "p12,b,Nobody answered this?\n")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},p{j},{(j + k) % 2}\n" for k in range(3) for j in range(12)))
+    D = np.random.default_rng(0).normal(size=(12, 8))
+    res = evaluate(str(tmp_path), split="in-sample", seeds=1, embeddings=D / np.linalg.norm(D, axis=1, keepdims=True),
+                   method="paper", sweep=False)
+    assert len(res["data_warnings"]) == 1
+    text = format_result(res)
+    assert f"warning: {res['data_warnings'][0]}" in text
+    assert text.index("warning: ") < text.index("success prediction")

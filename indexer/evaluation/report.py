@@ -47,7 +47,9 @@ def format_result(res: dict) -> str:
     if res.get("queries", "full") != "full":
         lines[-1:-1] = [f"queries: {res['queries']} ({res['queries_changed']} of {res['prompts']} prompts queried with "
                         f"a shorter text than the one the models answered)"]
-    for w in res.get("warnings", []):
+    # what reading the data warned of first (outcomes averaged, prompts left out: before, on stderr and in the JSON
+    # only, so `taskspace evaluate DATA > result.txt` kept the numbers without them), then the evaluation's warnings
+    for w in [*res.get("data_warnings", []), *res.get("warnings", [])]:
         lines[-1:-1] = [f"warning: {w}"]
     if res.get("rejected_rows"):
         rej = res["rejected_rows"]
