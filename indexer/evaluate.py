@@ -617,6 +617,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         "sweep": _sweep(m, D, Q, folds, lam, eps) if sweep else [],
         "warnings": warnings,
     }
+    out["warnings"] += _sweep_past_eps(D, folds, out["sweep"])
     if plots_dir is not None:
         from .evaluation.plots import write_plots
 
@@ -649,6 +650,27 @@ def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]
                         + (f"-{_down(max(past)):g}" if len(past) > 1 else "") + "), so its scores there are all 0 (AUC "
                         f"0.5); eps up to {_down(min(t)):g} keeps one in every fold"]
     return said
+
+
+def _sweep_past_eps(D: np.ndarray, folds, rows: list[dict]) -> list[str]:
+    """A warning naming the ablation's eps values past the largest singular value of some fold's source prompt
+    embeddings (:func:`_check_eps`): there every component is dropped and the paper method's scores are all 0 (AUC
+    0.5). On a small data set eps 4 and 8 are (mmlu_pro, three categories of 60 prompts: 8 in every fold), and their
+    rows read as a measured effect of eps without a word, where ``--eps`` itself is refused or warned of."""
+    grid = sorted({r["eps"] for r in rows if r["eps"] > 0})
+    if not grid:
+        return []
+    top = [_largest_singular(D[f.train]) for f in folds]
+    past = [(e, sum(t < e for t in top)) for e in grid if any(t < e for t in top)]
+    if not past:
+        return []
+    listed = ", ".join(f"{e:g}" for e, _ in past)
+    counts = ", ".join(f"{e:g}: {n} of {len(top)}" for e, n in past)
+    return [f"ablation: eps {listed} drop{'s' if len(past) == 1 else ''} every component in some folds ({counts}; the "
+            f"largest singular value of their source prompt embeddings is {_down(min(top)):g}"
+            + (f"-{_down(max(top)):g}" if len(top) > 1 else "") + "), so the paper method's scores there are all 0 "
+            "(AUC 0.5): those rows measure no eps, only that nothing was kept; a larger data set keeps components at "
+            "larger eps"]
 
 
 def _check_eps_unencoded(eps: float, folds_of: dict) -> None:

@@ -2018,3 +2018,27 @@ def test_the_table_says_what_reading_the_data_warned_of(tmp_path):
     text = format_result(res)
     assert f"warning: {res['data_warnings'][0]}" in text
     assert text.index("warning: ") < text.index("success prediction")
+
+
+def test_an_ablation_eps_that_drops_every_component_is_named():
+    # on a small data set the ablation's eps 4 and 8 are past the largest singular value of the folds' source prompt
+    # embeddings: every component dropped, the paper method's scores all 0 (AUC 0.5); the rows read as "eps 8 is bad"
+    # without a word, where the --eps option itself is refused or warned of (_check_eps)
+    from indexer.evaluate import _largest_singular, evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=7, M=6, per_group=10, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("small", split="oos", matrix=m, embeddings=D, method="paper")
+    tops = [_largest_singular(D[labels != g]) for g in ("g0", "g1")]
+    past = sorted({r["eps"] for r in res["sweep"] if r["eps"] > max(tops)})
+    assert past and past[-1] == 8.0
+    said = [w for w in res["warnings"] if w.startswith("ablation:")]
+    assert len(said) == 1, res["warnings"]
+    assert f"eps {', '.join(f'{e:g}' for e in past)} drop" in said[0] and "AUC 0.5" in said[0], said
+    assert f"warning: {said[0]}" in format_result(res)
+    assert all(r["auc"] == pytest.approx(0.5) for r in res["sweep"] if r["eps"] in past)  # the numbers stay as they are
+    Db, Sb, lb = synthetic(seed=7, M=6, per_group=200, groups=2)  # 200 source prompts a fold: eps 8 keeps some
+    big = evaluate("big", split="oos", matrix=from_arrays(Sb, [f"prompt {j}" for j in range(400)], lb), embeddings=Db,
+                   method="paper")
+    assert not [w for w in big["warnings"] if w.startswith("ablation:")], big["warnings"]
