@@ -89,6 +89,9 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     reading = READING_FOR.set("evaluate")  # the readers' advice names evaluate, not ingest (errors.READING_FOR)
     try:
         batch = drop_unusable_rows(read_source(data, format))
+    except InputError:
+        _data_folders_inside(data, format)
+        raise
     finally:
         READING_FOR.reset(reading)
     if not batch.n_outcomes:
@@ -107,6 +110,25 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     _warn_whitespace_twins(data, batch, m)
     _warn_unanswered(data, batch, listed)
     return m
+
+
+def _data_folders_inside(data, format: str | None) -> None:
+    """When DATA, which no reader took, is a folder holding data folders of the ../shared/data format (``taskspace
+    evaluate ../shared/data``), an InputError naming them and the command that evaluates them; before, "cannot tell
+    the format of this folder ... pass --format", which no format reads."""
+    from .sources.tables import find_table_files, looks_like_table_folder
+
+    folder = Path(str(data))
+    if format not in (None, "table") or not folder.is_dir() or any(find_table_files(folder)):  # a table of its own
+        return                                                                                  # has its own error
+    inside = sorted((p for p in folder.iterdir() if p.is_dir() and looks_like_table_folder(p)), key=lambda p: p.name)
+    if not inside:
+        return
+    raise InputError(f"holds no outcomes of its own but {len(inside)} data folder{'s' if len(inside) > 1 else ''} "
+                     f"({', '.join(p.name for p in inside)}): give {'them' if len(inside) > 1 else 'it'} "
+                     f"(`taskspace evaluate {' '.join(str(p) for p in inside)}`"
+                     + (" pools them into one index; one at a time evaluates each alone)" if len(inside) > 1 else ")"),
+                     file=str(folder)) from None
 
 
 def _warn_unanswered(data, batch, listed: dict) -> None:

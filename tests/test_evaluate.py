@@ -2042,3 +2042,20 @@ def test_an_ablation_eps_that_drops_every_component_is_named():
     big = evaluate("big", split="oos", matrix=from_arrays(Sb, [f"prompt {j}" for j in range(400)], lb), embeddings=Db,
                    method="paper")
     assert not [w for w in big["warnings"] if w.startswith("ablation:")], big["warnings"]
+
+
+def test_a_folder_of_data_folders_names_them_and_the_command(tmp_path):
+    # `taskspace evaluate ../shared/data` (the folder that holds the data sets) said "cannot tell the format of this
+    # folder ... pass --format (table, lm_eval, lighteval)": no --format reads it
+    from indexer.evaluate import evaluate
+
+    m = from_arrays(np.array([[1.0, 0.0], [0.0, 1.0]]), ["What is 1?", "What is 2?"], ["b", "b"])
+    (tmp_path / "data").mkdir()
+    a = _write_folder(tmp_path / "data", m, "alpha")
+    b = _write_folder(tmp_path / "data", m, "beta")
+    (tmp_path / "data" / "README.md").write_text("the data sets\n")
+    with pytest.raises(InputError) as exc:
+        evaluate(tmp_path / "data", split="oos", sweep=False)
+    said = str(exc.value)
+    assert said.startswith(f"{tmp_path / 'data'}: ") and "format" not in said, said
+    assert f"`taskspace evaluate {a} {b}`" in said and "2 data folders (alpha, beta)" in said, said
