@@ -2059,3 +2059,38 @@ def test_a_folder_of_data_folders_names_them_and_the_command(tmp_path):
     said = str(exc.value)
     assert said.startswith(f"{tmp_path / 'data'}: ") and "format" not in said, said
     assert f"`taskspace evaluate {a} {b}`" in said and "2 data folders (alpha, beta)" in said, said
+
+
+def test_the_per_benchmark_plots_legend_is_inside_the_figure_and_off_the_bars(tmp_path, monkeypatch):
+    # with --peers all (eight contestants) on two benchmarks the legend was one row of eight, wider than the figure:
+    # `default` was cut off the PNG and the rest lay over the AUC axis
+    from indexer.evaluate import evaluate
+    from indexer.evaluation import plots
+    from indexer.evaluation.contestants import BSPContestant, PlattCalibrated
+
+    seen = {}
+    real = plots._save
+
+    def keep(fig, path):
+        if path.name.endswith("_benchmarks.png"):
+            fig.tight_layout()
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            ax = fig.axes[0]
+            legend = ax.get_legend()
+            seen["legend"] = legend.get_window_extent(renderer)
+            seen["labels"] = [t.get_text() for t in legend.get_texts()]
+            seen["bars"] = [p.get_window_extent(renderer) for p in ax.patches]
+            seen["figure"] = fig.bbox
+        return real(fig, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    D, S, labels = synthetic(seed=3, M=6, per_group=30, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    extra = {f"peer{k}": PlattCalibrated(BSPContestant()) for k in range(4)}  # eight contestants, as --peers all
+    res = evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", sweep=False, contestants=extra,
+                   plots_dir=tmp_path)
+    assert len(seen["labels"]) == len(res["methods"]) == 8
+    box, fig = seen["legend"], seen["figure"]
+    assert box.x0 >= fig.x0 and box.x1 <= fig.x1 and box.y0 >= fig.y0 and box.y1 <= fig.y1, (box, fig)
+    assert not any(box.overlaps(bar) for bar in seen["bars"])

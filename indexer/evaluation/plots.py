@@ -168,7 +168,9 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
         axes[0].set(ylabel="AUC (held-out cells pooled)", title=f"per benchmark: {title}")
         axes[1].set(ylabel="selection accuracy", xlabel="benchmark")
         axes[1].set_xticks(xs + 0.4 - width / 2, groups, rotation=60, ha="right", fontsize=7)
-        axes[0].legend(fontsize=8, ncol=len(pooled))
+        # beside the AUC panel, one contestant a row: one row of every contestant was wider than the figure with the
+        # peers (eight: `default` cut off the PNG, the rest over the axis and the bars)
+        axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         # (no finite bar at all, e.g. every outcome a success: no AUC anywhere, the floor stays 0.5)
         finite = [b.get_height() for b in axes[0].patches if np.isfinite(b.get_height())]
         lo = min([0.5, *finite])
