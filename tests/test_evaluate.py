@@ -1676,10 +1676,9 @@ def test_prompts_nobody_answered_are_named_in_a_warning(tmp_path, caplog):
                in r.getMessage() for r in caplog.records), caplog.text
 
 
-def test_the_datas_own_warnings_are_in_the_result_as_on_stderr(tmp_path):
-    """What reading the data warned of (a text under two prompt ids, its outcomes averaged; prompts nobody answered)
-    was a log line on stderr only: `--json` held the other warnings, not these, so a reader of the JSON did not learn
-    that outcomes were averaged or prompts left out."""
+def _evaluated_with_data_warnings(tmp_path):
+    """The evaluation of a table folder whose reading warns twice: a text under two prompt ids (p0, p12: outcomes
+    averaged) and a prompt nobody answered (p13)."""
     from indexer.evaluate import evaluate
 
     (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
@@ -1687,8 +1686,15 @@ def test_the_datas_own_warnings_are_in_the_result_as_on_stderr(tmp_path):
     (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
         f"m{k},p{j},{(j + k) % 2}\n" for k in range(3) for j in range(13)))
     D = np.random.default_rng(0).normal(size=(12, 8))
-    res = evaluate(str(tmp_path), split="in-sample", seeds=1, embeddings=D / np.linalg.norm(D, axis=1, keepdims=True),
-                   method="paper", sweep=False)
+    return evaluate(str(tmp_path), split="in-sample", seeds=1, embeddings=D / np.linalg.norm(D, axis=1, keepdims=True),
+                    method="paper", sweep=False)
+
+
+def test_the_datas_own_warnings_are_in_the_result_as_on_stderr(tmp_path):
+    """What reading the data warned of (a text under two prompt ids, its outcomes averaged; prompts nobody answered)
+    was a log line on stderr only: `--json` held the other warnings, not these, so a reader of the JSON did not learn
+    that outcomes were averaged or prompts left out."""
+    res = _evaluated_with_data_warnings(tmp_path)
     said = res["data_warnings"]
     assert any("1 prompt text was read more than once" in w and "outcomes on its copies averaged" in w for w in said), said
     assert any("1 of the 14 prompts of its prompts file have no outcome (e.g. 'p13')" in w for w in said), said
@@ -2004,20 +2010,14 @@ def test_the_table_says_what_reading_the_data_warned_of(tmp_path):
     # the data's warnings (outcomes of a text under two prompt ids averaged, prompts nobody answered) were log lines on
     # stderr and in the JSON's data_warnings, but not in the table: `taskspace evaluate DATA > result.txt` kept the
     # numbers without them
-    from indexer.evaluate import evaluate
     from indexer.evaluation.report import format_result
 
-    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
-        f"p{j},b,What is {j} + {j}?\n" for j in range(12)) + "p12,b,Nobody answered this?\n")
-    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
-        f"m{k},p{j},{(j + k) % 2}\n" for k in range(3) for j in range(12)))
-    D = np.random.default_rng(0).normal(size=(12, 8))
-    res = evaluate(str(tmp_path), split="in-sample", seeds=1, embeddings=D / np.linalg.norm(D, axis=1, keepdims=True),
-                   method="paper", sweep=False)
-    assert len(res["data_warnings"]) == 1
+    res = _evaluated_with_data_warnings(tmp_path)
+    assert len(res["data_warnings"]) == 2
     text = format_result(res)
-    assert f"warning: {res['data_warnings'][0]}" in text
-    assert text.index("warning: ") < text.index("success prediction")
+    for said in res["data_warnings"]:
+        assert f"warning: {said}" in text
+        assert text.index(f"warning: {said}") < text.index("success prediction")
 
 
 def test_an_ablation_eps_that_drops_every_component_is_named():
