@@ -456,6 +456,11 @@ def evaluate(
     from .evaluate import evaluate as run_evaluate
     from .evaluation.report import format_result, rejected_summary
 
+    from .cli_index import interrupt_on_sigterm
+
+    # SIGTERM (a job scheduler's time limit, `timeout`, `kill`) and SIGHUP stop it as Ctrl-C does: a plot being written
+    # is removed, the command says what it kept and exits 143 (129); before, it ended at once, exit -15 without a word
+    interrupt_on_sigterm()
     if seeds is not None and split == Split.oos:  # it was ignored without a word: the leave-one-group-out folds are fixed
         raise typer.BadParameter("applies to the in-sample and coverage splits; --split oos has one fold per group "
                                  "(give --split all to run every split)", param_hint="'--seeds'")

@@ -26,6 +26,11 @@ WORKER, SERVE = "worker", "serve"
 #: for that source (``taskspace sources add SPEC --metric NAME``): the pass takes no ``--metric``. Before, a worker's run
 #: record said "pass --metric", which no worker pass can take.
 SOURCE = contextvars.ContextVar("taskspace_source", default=None)
+#: The command whose reading of a source the readers' errors advise on: ``"ingest"`` (``taskspace ingest``, the
+#: library's ingest, an indexing pass), or ``"evaluate"`` while :func:`indexer.evaluate.load_matrix` reads one: it takes
+#: no ``--prompts`` and is run again by its own name. Before, `taskspace evaluate` was told to run
+#: ``taskspace ingest OUTCOMES_FILE --prompts FILE`` or to "ingest its folder".
+READING_FOR = contextvars.ContextVar("taskspace_reading_for", default="ingest")
 #: the reading options a configured source can carry, with the placeholder a hint writes for their value
 SOURCE_OPTIONS = {"format": "FORMAT", "prompts": "FILE", "model": "NAME", "filter": "NAME", "metric": "NAME"}
 _UNSET = object()

@@ -79,13 +79,21 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     (:func:`indexer.sources.tables.prompt_fields`) when ``group_by`` asks for one, since the readers keep only
     prompt_id, benchmark and text.
     """
+    from .errors import READING_FOR
     from .ingest import drop_unusable_rows
     from .sources import read_source, tables
 
     # the rule ingest holds for every reader: a text no hash, database or encoder takes (a lone surrogate from a JSON
     # escape in lm-eval samples, a NUL, only invisible characters) costs its rows with an error, as in an index; before,
     # the table reader alone checked, and a lone surrogate in lm-eval output ended evaluate in a UnicodeEncodeError
-    batch = drop_unusable_rows(read_source(data, format))
+    reading = READING_FOR.set("evaluate")  # the readers' advice names evaluate, not ingest (errors.READING_FOR)
+    try:
+        batch = drop_unusable_rows(read_source(data, format))
+    except InputError:
+        _data_folders_inside(data, format)
+        raise
+    finally:
+        READING_FOR.reset(reading)
     if not batch.n_outcomes:
         # a whole file's problem (an empty prompts file) first: it is why each row after it was dropped
         # then a prompts file's rows (:func:`_causes_first`)
@@ -102,6 +110,25 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     _warn_whitespace_twins(data, batch, m)
     _warn_unanswered(data, batch, listed)
     return m
+
+
+def _data_folders_inside(data, format: str | None) -> None:
+    """When DATA, which no reader took, is a folder holding data folders of the ../shared/data format (``taskspace
+    evaluate ../shared/data``), an InputError naming them and the command that evaluates them; before, "cannot tell
+    the format of this folder ... pass --format", which no format reads."""
+    from .sources.tables import find_table_files, looks_like_table_folder
+
+    folder = Path(str(data))
+    if format not in (None, "table") or not folder.is_dir() or any(find_table_files(folder)):  # a table of its own
+        return                                                                                  # has its own error
+    inside = sorted((p for p in folder.iterdir() if p.is_dir() and looks_like_table_folder(p)), key=lambda p: p.name)
+    if not inside:
+        return
+    raise InputError(f"holds no outcomes of its own but {len(inside)} data folder{'s' if len(inside) > 1 else ''} "
+                     f"({', '.join(p.name for p in inside)}): give {'them' if len(inside) > 1 else 'it'} "
+                     f"(`taskspace evaluate {' '.join(str(p) for p in inside)}`"
+                     + (" pools them into one index; one at a time evaluates each alone)" if len(inside) > 1 else ")"),
+                     file=str(folder)) from None
 
 
 def _warn_unanswered(data, batch, listed: dict) -> None:
@@ -612,6 +639,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         "sweep": _sweep(m, D, Q, folds, lam, eps) if sweep else [],
         "warnings": warnings,
     }
+    out["warnings"] += _sweep_past_eps(D, folds, out["sweep"])
     if plots_dir is not None:
         from .evaluation.plots import write_plots
 
@@ -649,6 +677,27 @@ def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]
                         + (f"-{_down(max(past)):g}" if len(past) > 1 else "") + "), so its scores there are all 0 (AUC "
                         f"0.5); eps up to {_down(min(t)):g} keeps one in every fold"]
     return said
+
+
+def _sweep_past_eps(D: np.ndarray, folds, rows: list[dict]) -> list[str]:
+    """A warning naming the ablation's eps values past the largest singular value of some fold's source prompt
+    embeddings (:func:`_check_eps`): there every component is dropped and the paper method's scores are all 0 (AUC
+    0.5). On a small data set eps 4 and 8 are (mmlu_pro, three categories of 60 prompts: 8 in every fold), and their
+    rows read as a measured effect of eps without a word, where ``--eps`` itself is refused or warned of."""
+    grid = sorted({r["eps"] for r in rows if r["eps"] > 0})
+    if not grid:
+        return []
+    top = [_largest_singular(D[f.train]) for f in folds]
+    past = [(e, sum(t < e for t in top)) for e in grid if any(t < e for t in top)]
+    if not past:
+        return []
+    listed = ", ".join(f"{e:g}" for e, _ in past)
+    counts = ", ".join(f"{e:g}: {n} of {len(top)}" for e, n in past)
+    return [f"ablation: eps {listed} drop{'s' if len(past) == 1 else ''} every component in some folds ({counts}; the "
+            f"largest singular value of their source prompt embeddings is {_down(min(top)):g}"
+            + (f"-{_down(max(top)):g}" if len(top) > 1 else "") + "), so the paper method's scores there are all 0 "
+            "(AUC 0.5): those rows measure no eps, only that nothing was kept; a larger data set keeps components at "
+            "larger eps"]
 
 
 def _check_eps_unencoded(eps: float, folds_of: dict) -> None:

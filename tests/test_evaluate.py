@@ -1676,10 +1676,9 @@ def test_prompts_nobody_answered_are_named_in_a_warning(tmp_path, caplog):
                in r.getMessage() for r in caplog.records), caplog.text
 
 
-def test_the_datas_own_warnings_are_in_the_result_as_on_stderr(tmp_path):
-    """What reading the data warned of (a text under two prompt ids, its outcomes averaged; prompts nobody answered)
-    was a log line on stderr only: `--json` held the other warnings, not these, so a reader of the JSON did not learn
-    that outcomes were averaged or prompts left out."""
+def _evaluated_with_data_warnings(tmp_path):
+    """The evaluation of a table folder whose reading warns twice: a text under two prompt ids (p0, p12: outcomes
+    averaged) and a prompt nobody answered (p13)."""
     from indexer.evaluate import evaluate
 
     (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
@@ -1687,8 +1686,15 @@ def test_the_datas_own_warnings_are_in_the_result_as_on_stderr(tmp_path):
     (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
         f"m{k},p{j},{(j + k) % 2}\n" for k in range(3) for j in range(13)))
     D = np.random.default_rng(0).normal(size=(12, 8))
-    res = evaluate(str(tmp_path), split="in-sample", seeds=1, embeddings=D / np.linalg.norm(D, axis=1, keepdims=True),
-                   method="paper", sweep=False)
+    return evaluate(str(tmp_path), split="in-sample", seeds=1, embeddings=D / np.linalg.norm(D, axis=1, keepdims=True),
+                    method="paper", sweep=False)
+
+
+def test_the_datas_own_warnings_are_in_the_result_as_on_stderr(tmp_path):
+    """What reading the data warned of (a text under two prompt ids, its outcomes averaged; prompts nobody answered)
+    was a log line on stderr only: `--json` held the other warnings, not these, so a reader of the JSON did not learn
+    that outcomes were averaged or prompts left out."""
+    res = _evaluated_with_data_warnings(tmp_path)
     said = res["data_warnings"]
     assert any("1 prompt text was read more than once" in w and "outcomes on its copies averaged" in w for w in said), said
     assert any("1 of the 14 prompts of its prompts file have no outcome (e.g. 'p13')" in w for w in said), said
@@ -1890,3 +1896,239 @@ def test_the_three_eps_checks_say_the_problem_in_one_wording(monkeypatch):
     said += [str(exact.value), str(bound.value)]
     for text in said:
         assert core.search(text), text
+
+
+def test_an_interrupted_plot_leaves_no_half_written_png_and_keeps_the_one_before(tmp_path, monkeypatch):
+    # Ctrl-C (or a full disk) while matplotlib wrote a PNG left a truncated file under the plot's name, over the
+    # previous run's plot of the same name
+    from matplotlib.figure import Figure
+
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=7, M=4, per_group=10, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    out = tmp_path / "plots"
+    res = evaluate("d", split="oos", matrix=m, embeddings=D, sweep=False, method="paper", plots_dir=out)
+    before = {Path(p).name: Path(p).read_bytes() for p in res["plots"]}
+    real = Figure.savefig
+
+    def interrupted(self, fname, *a, **k):
+        real(self, fname, *a, **k)
+        with open(fname, "r+b") as f:  # half of it written when the interrupt comes
+            f.truncate(Path(fname).stat().st_size // 2)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate("d", split="oos", matrix=m, embeddings=D, sweep=False, method="paper", plots_dir=out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary file left, none truncated
+
+
+def test_the_result_tables_fit_an_80_column_terminal():
+    # the method x metric table was 115 columns wide (7 columns of 15): on an 80-column terminal every row wrapped
+    # into two lines, its numbers under the wrong headers
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=3, M=6, per_group=20, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", peers="fast")
+    text = format_result(res)
+    names = ("method", "-", "oracle", "lambda", *res["methods"])
+    table = [line for line in text.splitlines() if line.startswith(names)]
+    assert len(table) >= 2 * len(res["methods"]) + 4 and "±" in text
+    assert max(map(len, table)) <= 80, "\n".join(line for line in table if len(line) > 80)
+    for name, entry in res["methods"].items():  # every number of the JSON is still in the table
+        for key in ("auc", "accuracy", "correlation", "selection_accuracy", "selection_recall", "ece", "brier"):
+            if np.isfinite(entry[key]):
+                assert f"{entry[key]:.3f}±" in text, (name, key)
+
+
+def test_every_key_of_the_json_result_is_documented_in_the_readme(tmp_path):
+    # `taskspace evaluate --json` "prints every number", but no doc said which key holds which of the table's numbers
+    # (`accuracy` is sign acc, `correlation` bench r, a contestant's `seconds` the sum over the folds ...)
+    from indexer.evaluate import evaluate
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    D, S, labels = synthetic(seed=3, M=6, per_group=20, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    ds = np.array(["a" if g == labels[0] else "b" for g in labels], dtype=object)
+    res = evaluate("d", split="all", seeds=1, matrix=m, embeddings=D, method="paper", datasets=ds,
+                   plots_dir=tmp_path)
+    named = {"in-sample", "oos", "coverage"}  # keys that are names, not fields: splits, contestants, data sets
+    keys: set[str] = set()
+
+    def walk(x, parent=None):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if parent in ("methods", "skipped") or (parent == "datasets" and isinstance(v, dict)) or k in named:
+                    walk(v, k if k in named else None)
+                elif parent != "options":
+                    keys.add(k)
+                    walk(v, k)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v, parent)
+
+    walk(res)
+    assert {"auc_std", "covered", "oracle_detail", "plots", "sweep", "data_warnings", "seconds"} <= keys
+    missing = sorted(k for k in keys if f"`{k}`" not in readme and not (k.endswith("_std") and "`_std`" in readme))
+    assert missing == [], f"README's evaluate section names no {missing}"
+
+
+def test_sigterm_stops_an_evaluation_as_ctrl_c_does(tmp_path):
+    # SIGTERM (a job scheduler's time limit, `timeout`, `kill`) ended `taskspace evaluate` at once, exit -15 without a
+    # word, and a plot being written stayed behind as its temporary file
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys\n"
+            "import indexer.evaluate as ev\n"
+            "from indexer import cli\n"
+            "def stopped(*a, **k):\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "    import time; time.sleep(5)\n"
+            "    print('not stopped')\n"
+            "ev.evaluate = stopped\n"
+            f"sys.argv = ['taskspace', 'evaluate', {str(SAMPLE)!r}, '--no-sweep']\n"
+            "cli.main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 143, (done.returncode, done.stderr[-500:])
+    assert "not stopped" not in done.stdout
+    assert "terminated: an evaluation keeps no partial results" in done.stderr
+
+
+def test_a_table_folders_errors_advise_evaluate_not_ingest(tmp_path):
+    # `taskspace evaluate` on a table folder was told to run `taskspace ingest OUTCOMES_FILE --prompts FILE` (evaluate
+    # takes no --prompts), to "ingest its folder", or `taskspace ingest FOLDER/outcomes.csv`
+    from indexer.evaluate import evaluate
+
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "outcomes.csv").write_text("model,prompt_id,correct\na,p1,1\n")
+    with pytest.raises(InputError) as exc:
+        evaluate(alone / "outcomes.csv", split="oos", sweep=False)
+    said = str(exc.value)
+    assert "ingest" not in said and "--prompts" not in said and "put one there" in said, said
+    two = tmp_path / "two"
+    two.mkdir()
+    (two / "outcomes.csv").write_text("model,prompt_id,correct\na,p1,1\n")
+    (two / "outcomes.jsonl").write_text('{"model": "a", "prompt_id": "p1", "correct": 1}\n')
+    (two / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "t"}\n')
+    with pytest.raises(InputError) as exc:
+        evaluate(two, split="oos", sweep=False)
+    assert "`taskspace evaluate FOLDER/outcomes.csv`" in str(exc.value) and "ingest" not in str(exc.value)
+    with pytest.raises(InputError) as exc:
+        evaluate(two / "prompts.jsonl", split="oos", sweep=False)
+    assert "this is a prompts file: evaluate its folder" in str(exc.value) and "ingest" not in str(exc.value)
+    # ingest's own words stay
+    from indexer.sources import read_source
+
+    with pytest.raises(InputError, match="`taskspace ingest OUTCOMES_FILE --prompts FILE`"):
+        read_source(alone / "outcomes.csv")
+
+
+def test_the_report_says_each_contestants_probabilities_on_a_line_and_the_split_once():
+    # the probabilities note was one line of 400-700 characters (every contestant's map, `; `-joined), and the coverage
+    # split's line read "split coverage: coverage: per benchmark ..."
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=3, M=6, per_group=20, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("d", split="coverage", seeds=1, matrix=m, embeddings=D, method="paper", sweep=False)
+    lines = format_result(res).splitlines()
+    assert any(line.startswith("split coverage: per benchmark (3)") for line in lines), lines[:4]
+    start = lines.index("probabilities (ECE: 10 equal-width bins; Brier):")
+    for k, (name, entry) in enumerate(res["methods"].items(), start=1):
+        assert lines[start + k] == f"  {name}: {entry['probabilities']}"
+
+
+def test_the_table_says_what_reading_the_data_warned_of(tmp_path):
+    # the data's warnings (outcomes of a text under two prompt ids averaged, prompts nobody answered) were log lines on
+    # stderr and in the JSON's data_warnings, but not in the table: `taskspace evaluate DATA > result.txt` kept the
+    # numbers without them
+    from indexer.evaluation.report import format_result
+
+    res = _evaluated_with_data_warnings(tmp_path)
+    assert len(res["data_warnings"]) == 2
+    text = format_result(res)
+    for said in res["data_warnings"]:
+        assert f"warning: {said}" in text
+        assert text.index(f"warning: {said}") < text.index("success prediction")
+
+
+def test_an_ablation_eps_that_drops_every_component_is_named():
+    # on a small data set the ablation's eps 4 and 8 are past the largest singular value of the folds' source prompt
+    # embeddings: every component dropped, the paper method's scores all 0 (AUC 0.5); the rows read as "eps 8 is bad"
+    # without a word, where the --eps option itself is refused or warned of (_check_eps)
+    from indexer.evaluate import _largest_singular, evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=7, M=6, per_group=10, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("small", split="oos", matrix=m, embeddings=D, method="paper")
+    tops = [_largest_singular(D[labels != g]) for g in ("g0", "g1")]
+    past = sorted({r["eps"] for r in res["sweep"] if r["eps"] > max(tops)})
+    assert past and past[-1] == 8.0
+    said = [w for w in res["warnings"] if w.startswith("ablation:")]
+    assert len(said) == 1, res["warnings"]
+    assert f"eps {', '.join(f'{e:g}' for e in past)} drop" in said[0] and "AUC 0.5" in said[0], said
+    assert f"warning: {said[0]}" in format_result(res)
+    assert all(r["auc"] == pytest.approx(0.5) for r in res["sweep"] if r["eps"] in past)  # the numbers stay as they are
+    Db, Sb, lb = synthetic(seed=7, M=6, per_group=200, groups=2)  # 200 source prompts a fold: eps 8 keeps some
+    big = evaluate("big", split="oos", matrix=from_arrays(Sb, [f"prompt {j}" for j in range(400)], lb), embeddings=Db,
+                   method="paper")
+    assert not [w for w in big["warnings"] if w.startswith("ablation:")], big["warnings"]
+
+
+def test_a_folder_of_data_folders_names_them_and_the_command(tmp_path):
+    # `taskspace evaluate ../shared/data` (the folder that holds the data sets) said "cannot tell the format of this
+    # folder ... pass --format (table, lm_eval, lighteval)": no --format reads it
+    from indexer.evaluate import evaluate
+
+    m = from_arrays(np.array([[1.0, 0.0], [0.0, 1.0]]), ["What is 1?", "What is 2?"], ["b", "b"])
+    (tmp_path / "data").mkdir()
+    a = _write_folder(tmp_path / "data", m, "alpha")
+    b = _write_folder(tmp_path / "data", m, "beta")
+    (tmp_path / "data" / "README.md").write_text("the data sets\n")
+    with pytest.raises(InputError) as exc:
+        evaluate(tmp_path / "data", split="oos", sweep=False)
+    said = str(exc.value)
+    assert said.startswith(f"{tmp_path / 'data'}: ") and "format" not in said, said
+    assert f"`taskspace evaluate {a} {b}`" in said and "2 data folders (alpha, beta)" in said, said
+
+
+def test_the_per_benchmark_plots_legend_is_inside_the_figure_and_off_the_bars(tmp_path, monkeypatch):
+    # with --peers all (eight contestants) on two benchmarks the legend was one row of eight, wider than the figure:
+    # `default` was cut off the PNG and the rest lay over the AUC axis
+    from indexer.evaluate import evaluate
+    from indexer.evaluation import plots
+    from indexer.evaluation.contestants import BSPContestant, PlattCalibrated
+
+    seen = {}
+    real = plots._save
+
+    def keep(fig, path):
+        if path.name.endswith("_benchmarks.png"):
+            fig.tight_layout()
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            ax = fig.axes[0]
+            legend = ax.get_legend()
+            seen["legend"] = legend.get_window_extent(renderer)
+            seen["labels"] = [t.get_text() for t in legend.get_texts()]
+            seen["bars"] = [p.get_window_extent(renderer) for p in ax.patches]
+            seen["figure"] = fig.bbox
+        return real(fig, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    D, S, labels = synthetic(seed=3, M=6, per_group=30, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    extra = {f"peer{k}": PlattCalibrated(BSPContestant()) for k in range(4)}  # eight contestants, as --peers all
+    res = evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", sweep=False, contestants=extra,
+                   plots_dir=tmp_path)
+    assert len(seen["labels"]) == len(res["methods"]) == 8
+    box, fig = seen["legend"], seen["figure"]
+    assert box.x0 >= fig.x0 and box.x1 <= fig.x1 and box.y0 >= fig.y0 and box.y1 <= fig.y1, (box, fig)
+    assert not any(box.overlaps(bar) for bar in seen["bars"])

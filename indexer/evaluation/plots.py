@@ -168,7 +168,9 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
         axes[0].set(ylabel="AUC (held-out cells pooled)", title=f"per benchmark: {title}")
         axes[1].set(ylabel="selection accuracy", xlabel="benchmark")
         axes[1].set_xticks(xs + 0.4 - width / 2, groups, rotation=60, ha="right", fontsize=7)
-        axes[0].legend(fontsize=8, ncol=len(pooled))
+        # beside the AUC panel, one contestant a row: one row of every contestant was wider than the figure with the
+        # peers (eight: `default` cut off the PNG, the rest over the axis and the bars)
+        axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         # (no finite bar at all, e.g. every outcome a success: no AUC anywhere, the floor stays 0.5)
         finite = [b.get_height() for b in axes[0].patches if np.isfinite(b.get_height())]
         lo = min([0.5, *finite])
@@ -186,9 +188,19 @@ def _num(x: float) -> str:
 
 
 def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    """Write ``fig`` to ``path`` whole or not at all: to a hidden temporary file beside it, then renamed into place.
+    Before, straight to ``path``: Ctrl-C (or a full disk) while matplotlib wrote it left a truncated PNG under the
+    plot's name, over the previous run's plot of that name."""
+    import os
+
     import matplotlib.pyplot as plt
 
-    plt.close(fig)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fig.tight_layout()
+        fig.savefig(tmp, dpi=110, format="png")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        plt.close(fig)
     return path

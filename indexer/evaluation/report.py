@@ -15,6 +15,12 @@ _COLS = [
     ("ece", "ECE"),
     ("brier", "Brier"),
 ]
+#: the main table in two, each within 80 columns (a name of 10, columns of 13: ``-0.105±0.084`` is 12): success
+#: prediction and its calibration, then model selection with the oracle's row; one table of the seven columns was
+#: 115 wide, and on an 80-column terminal each row wrapped, its numbers under the wrong headers
+_PREDICTION_COLS = [c for c in _COLS if c[0] not in ("selection_accuracy", "selection_recall")]
+_SELECTION_COLS = [c for c in _COLS if c[0] in ("selection_accuracy", "selection_recall")]
+_W = 13
 #: the columns of the covered / uncovered and per-data-set tables
 _PART_COLS = [("auc", "AUC"), ("selection_accuracy", "sel acc"), ("ece", "ECE"), ("brier", "Brier")]
 
@@ -34,25 +40,32 @@ def format_result(res: dict) -> str:
         f"encoder {res['encoder']}",
         *([("pooled: " + ", ".join(f"{d['name']} ({d['models']} models, {d['prompts']} prompts)"
                                    for d in res["datasets"]))] if len(res.get("datasets", [])) > 1 else []),
-        f"split {res['split']}: {res['protocol']}",
+        # (the coverage split's protocol starts with its name: "split coverage: coverage: ..." said it twice)
+        f"split {res['split']}: {res['protocol'].removeprefix(res['split'] + ': ')}",
         "",
     ]
     if res.get("queries", "full") != "full":
         lines[-1:-1] = [f"queries: {res['queries']} ({res['queries_changed']} of {res['prompts']} prompts queried with "
                         f"a shorter text than the one the models answered)"]
-    for w in res.get("warnings", []):
+    # what reading the data warned of first (outcomes averaged, prompts left out: before, on stderr and in the JSON
+    # only, so `taskspace evaluate DATA > result.txt` kept the numbers without them), then the evaluation's warnings
+    for w in [*res.get("data_warnings", []), *res.get("warnings", [])]:
         lines[-1:-1] = [f"warning: {w}"]
     if res.get("rejected_rows"):
         rej = res["rejected_rows"]
         n = res.get("rejected_count", len(rej))
         lines[-1:-1] = [f"warning: {n} input {'rows or problems' if n > 1 else 'row or problem'} skipped, first: {rej[0]}"
                         + (f" (--json lists {len(rej)} under rejected_rows)" if n > 1 else "")]
-    header = f"{'method':<10}" + "".join(f"{label:>15}" for _, label in _COLS)
-    lines += [header, "-" * len(header)]
-    for name, m in res["methods"].items():
-        lines.append(f"{name:<10}" + "".join(f"{_num(m[k], m.get(k + '_std')):>15}" for k, _ in _COLS))
+    for title, cols in (("success prediction and calibration", _PREDICTION_COLS),
+                        ("model selection (the oracle: the best observed model on every prompt)", _SELECTION_COLS)):
+        header = f"{'method':<10}" + "".join(f"{label:>{_W}}" for _, label in cols)
+        if cols is _SELECTION_COLS:
+            lines.append("")
+        lines += [title, header, "-" * len(header)]
+        for name, m in res["methods"].items():
+            lines.append(f"{name:<10}" + "".join(f"{_num(m[k], m.get(k + '_std')):>{_W}}" for k, _ in cols))
     o = res["oracle_detail"]
-    lines.append(f"{'oracle':<10}" + f"{'':>15}" * 3 + f"{_num(o['selection_accuracy']):>15}{_num(o['selection_recall']):>15}")
+    lines.append(f"{'oracle':<10}" + "".join(f"{_num(o[k]):>{_W}}" for k, _ in _SELECTION_COLS))
     for part in ("covered", "uncovered"):
         if any(part in m for m in res["methods"].values()):
             lines += ["", f"{part} models (selection among them only)", _part_table({n: m.get(part) for n, m in res["methods"].items()})]
@@ -61,9 +74,9 @@ def format_result(res: dict) -> str:
         lines += ["", f"data set {ds} (its target prompts)",
                   _part_table({n: m.get("datasets", {}).get(ds) for n, m in res["methods"].items()})]
     probs = [(n, m.get("probabilities")) for n, m in res["methods"].items()]
-    if any(p for _, p in probs):
-        lines.append("\nprobabilities (ECE: 10 equal-width bins; Brier): " + "; ".join(
-            f"{n}: {p or 'none'}" for n, p in probs))
+    if any(p for _, p in probs):  # a contestant a line: `; `-joined they were one line of 400-700 characters
+        lines.append("\nprobabilities (ECE: 10 equal-width bins; Brier):")
+        lines += [f"  {n}: {p or 'none'}" for n, p in probs]
     if res.get("folds"):  # fit + predict time of each contestant (the peers' training included)
         lines.append("\nseconds per fold (fit + predict): " + ", ".join(
             f"{n} {m.get('seconds', 0.0) / len(res['folds']):.2f}" for n, m in res["methods"].items()))
@@ -92,11 +105,11 @@ def rejected_summary(res: dict) -> str | None:
 
 
 def _part_table(entries: dict) -> str:
-    header = f"{'method':<10}" + "".join(f"{label:>15}" for _, label in _PART_COLS)
+    header = f"{'method':<10}" + "".join(f"{label:>{_W}}" for _, label in _PART_COLS)
     out = [header, "-" * len(header)]
     for name, m in entries.items():
         if m:
-            out.append(f"{name:<10}" + "".join(f"{_num(m.get(k), m.get(k + '_std')):>15}" for k, _ in _PART_COLS))
+            out.append(f"{name:<10}" + "".join(f"{_num(m.get(k), m.get(k + '_std')):>{_W}}" for k, _ in _PART_COLS))
     return "\n".join(out)
 
 

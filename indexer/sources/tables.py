@@ -590,12 +590,13 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
 
 def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> tuple[Path, Path]:
     """``(outcomes_file, prompts_file)`` of a table source, or an InputError saying what is missing."""
-    from ..errors import SOURCE, InputError, option_hint
+    from ..errors import READING_FOR, SOURCE, InputError, option_hint
 
+    verb = READING_FOR.get()  # the command that reads it, which the advice names (`taskspace evaluate` too)
     path = Path(path)
     if path.is_dir():
         outcomes = _table_files(path, OUTCOME_NAMES)
-        _one_of(outcomes, "outcomes", "keep one, or ingest one by its path (`taskspace ingest FOLDER/outcomes.csv`)")
+        _one_of(outcomes, "outcomes", f"keep one, or {verb} one by its path (`taskspace {verb} FOLDER/outcomes.csv`)")
         if not outcomes:
             raise InputError(
                 f"no outcomes.<ext> or matrix.<ext> in this folder (ext: {', '.join(EXTENSIONS)})", file=str(path)
@@ -607,7 +608,7 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
         raise InputError("no such file or folder", file=str(path))
     beside = _table_files(outcomes_file.parent, PROMPT_NAMES)  # the folder's prompts files, listed once
     if outcomes_file in beside:
-        raise InputError("this is a prompts file: ingest its folder, or the outcomes file beside it (its prompts "
+        raise InputError(f"this is a prompts file: {verb} its folder, or the outcomes file beside it (its prompts "
                          "are read with it)", file=str(path))
     if prompts is not None:  # given (`--prompts`): a file that is not there is the option's fault, not the folder's
         prompts_file = Path(prompts)
@@ -633,8 +634,9 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
     if prompts_file is None or not prompts_file.is_file():
         raise InputError(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
-            "put one there (" + ("`taskspace ingest OUTCOMES_FILE --prompts FILE` also takes one from elsewhere"
-                                if SOURCE.get() is None else f"or name one elsewhere: {option_hint('prompts')}") + ")",
+            "put one there" + (" (evaluate reads the prompts file beside the outcomes)" if verb == "evaluate" else
+                               " (`taskspace ingest OUTCOMES_FILE --prompts FILE` also takes one from elsewhere)"
+                               if SOURCE.get() is None else f" (or name one elsewhere: {option_hint('prompts')})"),
             file=str(outcomes_file)
         )
     return outcomes_file, prompts_file
