@@ -2289,3 +2289,17 @@ def test_lcb_with_prefer_smaller_on_a_plain_map_fetches_by_the_penalised_score(i
                 _same_top(ask(idx, text, k=1, rank="lcb", prefer_smaller=a), want, 1, (text, a))
                 partial += len(set(built)) < n
     assert partial
+
+
+@pytest.mark.parametrize("kw", [{}, {"rank": "lcb"}, {"prefer_smaller": 0.1}])
+def test_a_k_past_any_index_answers_every_model_not_an_overflow(idx, kw):
+    """``k=10**30`` (or ``top=`` of indexer.query.find_models): every model, as ``k=10**9`` answers; before, an
+    OverflowError ("int too big to convert") from the vector engine's limit, a library caller's traceback."""
+    from indexer.query import find_models as ranked
+
+    store, vectors, _ = idx
+    every = [r.model for r in ask(idx, ALPHA[0], k=10**9, **kw)]
+    assert [r.model for r in ask(idx, ALPHA[0], k=10**30, **kw)] == every
+    assert ask(idx, ALPHA[0], k=10**30, **kw).query["k"] == 10**30
+    if "prefer_smaller" not in kw:  # the ranked list alone takes no prefer_smaller
+        assert [m.model for m in ranked(ALPHA[0], top=10**30, store=store, vectors=vectors, **kw)] == every
