@@ -29,6 +29,7 @@ The :class:`IngestSummary` counts what this ingest added.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -144,6 +145,20 @@ class Spec(NamedTuple):
     kind: str
     target: str
     revision: str | None = None
+
+
+def spec_text(spec, param: str = "spec") -> str:
+    """A source spec (or a stored source's location) as a Python caller may give it: a string, or a path object
+    (``pathlib.Path``, any ``os.PathLike``) as the text of its path; anything else (None, bytes, a number) is an
+    InputError naming ``param``. Before, :func:`drop_source` and :func:`indexer.publish.pull` given a ``Path`` or None
+    failed inside (AttributeError: no attribute 'startswith', or the database's "type 'PosixPath' is not supported"),
+    and :func:`ingest` read ``None`` as a folder named "None"."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise InputError(f"{param} must be a path (a string or a pathlib.Path) or hub:ORG/NAME[@REVISION], "
+                         f"not {type(spec).__name__}", item=param)
+    return spec
 
 
 def spec_kind(spec: str) -> str:
@@ -870,7 +885,7 @@ def ingest(
     ``accept_partial``: store a new revision even when it reads much worse than the stored one (no quarantine).
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
-    parsed = parse_spec(str(spec))
+    parsed = parse_spec(spec_text(spec))
     with _given_or_opened(store) as store:
         # a command the user runs: no next run tries the source again (a configured source's pass does)
         ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial,
@@ -898,6 +913,7 @@ def drop_source(location: str, *, store=None) -> dict:
     (naming close ones), InputError for a pulled space's marker. Returns ``{"location", "outcomes"}``."""
     import difflib
 
+    location = spec_text(location, "location")
     with _given_or_opened(store) as store:
         with store.lock("index"):
             rec = store.get_source(location)

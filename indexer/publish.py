@@ -749,7 +749,10 @@ def _index_prompts(vectors, rec) -> int:
 def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=None) -> PullResult:
     """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
     writes (BusyError, exit 6, while an indexing pass runs)."""
+    from .ingest import spec_text
+
     t0 = time.perf_counter()
+    spec = spec_text(spec)
     using = contextlib.nullcontext()
     if spec.startswith("hub:"):  # from the download to the reading: no other process's keep_only removes the files
         from .hub import HubClient
