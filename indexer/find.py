@@ -757,16 +757,13 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     return list(dict.fromkeys(keys))
 
 
-#: the most models a search asks the vector engine for, more than any index holds: a larger ``k`` (a library caller's
-#: ``k=10**30``) asks for every model (before, Qdrant Edge's 64-bit limit raised OverflowError)
-MAX_LIMIT = 2**31 - 1
-
-
 def page_limit(offset: int, k: int, listed: int | None) -> int:
     """How many of the best models a search ranks for the page of ``k`` after the best ``offset``: the tail of the best
     ``offset + k`` (:func:`find_models` and :func:`indexer.query.find_models` page alike), no more than the ``listed``
     models that pass the filters (a client's offset of 10**9 asks no larger search; None: not counted, no offset) nor
-    :data:`MAX_LIMIT`."""
+    :data:`indexer.store.vectors.MAX_LIMIT` (the searches' arithmetic stays in machine integers)."""
+    from .store.vectors import MAX_LIMIT
+
     limit = min(offset + int(k), MAX_LIMIT)
     if offset:
         # at or past the last of them the page is empty whatever is ranked: one model is (for the checks of an empty

@@ -2303,3 +2303,18 @@ def test_a_k_past_any_index_answers_every_model_not_an_overflow(idx, kw):
     assert ask(idx, ALPHA[0], k=10**30, **kw).query["k"] == 10**30
     if "prefer_smaller" not in kw:  # the ranked list alone takes no prefer_smaller
         assert [m.model for m in ranked(ALPHA[0], top=10**30, store=store, vectors=vectors, **kw)] == every
+
+
+
+@pytest.mark.parametrize("kind", ["models", "prompts"])
+def test_a_search_limit_past_any_index_answers_every_point_not_an_overflow(idx, kind):
+    """``VectorStore.search(..., limit=10**30)``, which ``find_models(evidence=10**30)`` asks for a model's nearest
+    measured prompts (the library takes any count; the HTTP API at most 20): every point, as ``limit=10**9`` answers;
+    before, an OverflowError ("int too big to convert") from Qdrant Edge's 64-bit limit."""
+    from indexer.space import space_name
+
+    store, vectors, _ = idx
+    name = space_name(store.list_spaces()[0])
+    q = np.random.default_rng(0).normal(size=vectors._query_dim(name, kind))
+    every = [h.key for h in vectors.search(name, kind, q, limit=10**9)]
+    assert len(every) == vectors.count(name, kind) and [h.key for h in vectors.search(name, kind, q, limit=10**30)] == every

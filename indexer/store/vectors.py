@@ -342,6 +342,12 @@ def default_engine() -> str:
     return get_settings().qdrant_engine
 
 
+#: the most points a search asks the engine for, more than any index holds: a larger limit (a library caller's
+#: ``find_models(k=10**30)`` or ``evidence=10**30``) asks for every point (before, Qdrant Edge's 64-bit limit raised
+#: OverflowError)
+MAX_LIMIT = 2**31 - 1
+
+
 class VectorStore:
     """Qdrant: Qdrant Edge embedded in a folder, a server, or memory. See the module docstring for the API."""
 
@@ -900,7 +906,7 @@ class VectorStore:
         elif payload is not True:
             extra["payload"] = list(dict.fromkeys(["key", *payload]))
         try:
-            found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors, **extra)
+            found = self._call(self._c(kind).query, alias, rows, flt, min(int(limit), MAX_LIMIT), with_vectors, **extra)
         except Exception:
             self._dims.pop(alias, None)
             self._target(space, kind)  # IndexMissingError when the index is gone
