@@ -488,3 +488,20 @@ def test_the_command_list_wraps_each_summary_at_the_width_not_at_the_docstrings_
     for row in rows:
         for line, after in zip(row, row[1:]):
             assert len(line) + 1 + len(after.split()[0]) > room, (line, after, room)
+
+
+def test_run_demo_takes_one_prompt_as_a_string_and_names_queries_that_are_no_text():
+    """`indexer.demo.run_demo("What is 2 + 2?")` is one query, as `find_models("...")` takes one prompt; before, the
+    string was iterated as one query per character (its space refused as a blank `queries[4]`). `None` or a list
+    holding a number is the InputError naming `queries` / `queries[i]`, before the sample is fitted (before, a
+    TypeError)."""
+    from indexer.demo import run_demo
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError, match="NUL") as err:  # refused before the sample is fitted
+        run_demo("What is 2 + 2?\x00", top=1)
+    assert err.value.item == "queries[0]"
+    for bad, item in ((None, "queries"), (3, "queries"), (b"What", "queries"), (["ok", 3], "queries[1]")):
+        with pytest.raises(InputError, match="must be") as err:
+            run_demo(bad, top=1)
+        assert err.value.item == item
