@@ -147,17 +147,18 @@ class Spec(NamedTuple):
     revision: str | None = None
 
 
-def spec_text(spec, param: str = "spec") -> str:
+def spec_text(spec, param: str = "spec", *, hub: bool = True) -> str:
     """A source spec (or a stored source's location) as a Python caller may give it: a string, or a path object
     (``pathlib.Path``, any ``os.PathLike``) as the text of its path; anything else (None, bytes, a number) is an
-    InputError naming ``param``. Before, :func:`drop_source` and :func:`indexer.publish.pull` given a ``Path`` or None
+    InputError naming ``param`` (that says a Hub spec is one too, unless ``hub`` is False). Before, :func:`drop_source` and :func:`indexer.publish.pull` given a ``Path`` or None
     failed inside (AttributeError: no attribute 'startswith', or the database's "type 'PosixPath' is not supported"),
     and :func:`ingest` read ``None`` as a folder named "None"."""
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if not isinstance(spec, str):
-        raise InputError(f"{param} must be a path (a string or a pathlib.Path) or hub:ORG/NAME[@REVISION], "
-                         f"not {type(spec).__name__}", item=param)
+        said = " or hub:ORG/NAME[@REVISION]" if hub else ""  # hub: False, a local path alone (read_sources)
+        raise InputError(f"{param} must be a path (a string or a pathlib.Path){said}, not {type(spec).__name__}",
+                         item=param)
     return spec
 
 
