@@ -226,6 +226,12 @@ def _busy_message(path: Path, holder: str) -> str:
     elif command.split()[-1:] == ["serve"]:
         todo = ("send the query to it instead (POST /v1/find, GET /v1/models, or its search page), or stop it "
                 "first")
+    elif not command.startswith("taskspace"):
+        # a script or a notebook kernel that searched through the library (indexer.find_models keeps the index open
+        # for the process's life): before, "wait for it to finish", which a Jupyter kernel never does
+        todo = ("a Python program (a script or a notebook kernel) that searched through the library keeps the index "
+                "open until it calls indexer.query.close_cached() (or closes the VectorStore it opened) or exits; "
+                "do that, or stop it")
     else:
         todo = "wait for it to finish, or stop it"
     return (f"another taskspace process is using the index at {path} (pid {pid}: {command}): {todo}; for "
