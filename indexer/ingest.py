@@ -94,6 +94,8 @@ class IngestSummary:
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
     def add_error(self, exc: BaseException, where: str) -> None:
         """Record an exception as the error of the source or listing ``where`` (counted as a Hub failure when it is
         a :class:`HubError`). An :class:`InputError` that already names its file keeps its file and line, and its

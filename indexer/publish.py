@@ -401,6 +401,8 @@ class PublishResult:
                 "removed": self.removed, "files": self.files, "deleted": self.deleted, "dry_run": self.dry_run,
                 "message": self.message}
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
 
 def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = (),
                    stamped: tuple[int, list[str]] = (0, []), others: list[str] = ()) -> str:
@@ -583,6 +585,8 @@ class PullResult:
 
     def as_dict(self) -> dict:
         return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3), "cached": self.cached}
+
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 @contextlib.contextmanager

@@ -63,6 +63,8 @@ class Match:
                 "interval": None if r(self.low) is None or r(self.high) is None else [r(self.low), r(self.high)],
                 **{k: self.payload.get(k) for k in keep}, "license": license_text(self.payload.get("license"))}
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
 
 #: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the
 #: probability's interval: re-ranks a candidate set, grown until the top k are settled)

@@ -2318,3 +2318,24 @@ def test_a_search_limit_past_any_index_answers_every_point_not_an_overflow(idx, 
     q = np.random.default_rng(0).normal(size=vectors._query_dim(name, kind))
     every = [h.key for h in vectors.search(name, kind, q, limit=10**9)]
     assert len(every) == vectors.count(name, kind) and [h.key for h in vectors.search(name, kind, q, limit=10**30)] == every
+
+
+def test_every_result_object_of_the_library_has_to_dict_as_find_results_do():
+    """`summary.to_dict()` of `indexer.ingest.ingest`, `report.to_dict()` of `run_index`, and the results of pull,
+    publish, spaces, reindex, check and `indexer.query.find_models`: the plain JSON-able dict of `as_dict()`, under the
+    name the README teaches for `find_models`' answer (`result.to_dict()`) and `Filters` and `ModelResult` use; before,
+    AttributeError: no attribute 'to_dict' on every one of them."""
+    from indexer.ingest import IngestSummary
+    from indexer.pipeline import RunReport
+    from indexer.publish import PublishResult, PullResult
+    from indexer.query import Match
+    from indexer.records import RowError
+    from indexer.spaces import DropResult, SpaceInfo
+    from indexer.sync import Drift, ReindexResult
+
+    for cls in (IngestSummary, RunReport, PublishResult, PullResult, SpaceInfo, DropResult, ReindexResult, Drift, Match,
+                RowError):
+        assert cls.to_dict is cls.as_dict, cls
+    summary = IngestSummary(models=2, errors=[RowError("x.csv", 3, "bad row")], warnings=["w"])
+    assert json.loads(json.dumps(summary.to_dict())) == summary.as_dict()
+    assert json.loads(json.dumps(RunReport(status="ok").to_dict()))["status"] == "ok"
