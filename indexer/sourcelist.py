@@ -467,7 +467,7 @@ def add(path: Path | str, specs: list[SourceSpec], *, check: bool = True, empty_
     """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format, limit or
     reading options replace the old, in its place). Each is validated first (``check``, :func:`validate`; ``empty_ok``
     as there; a source configured already may be an empty folder whatever it says, as a pass without ``--source``
-    shows it ``empty``): one bad spec saves none of them. Returns the configuration. ``specs``: :class:`SourceSpec`\ s,
+    shows it ``empty``): one bad spec saves none of them. Returns the configuration. ``specs``: :class:`SourceSpec` objects,
     or specs (a string or a ``pathlib.Path``) read with the defaults; one of them alone is a list of one."""
     path = Path(path)
     if isinstance(specs, (SourceSpec, str, os.PathLike)):
