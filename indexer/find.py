@@ -923,7 +923,17 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
 
 def _stores(store, vectors):
     """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given: given
-    a vector store alone, the shared SQL store alone (:func:`indexer.query._shared_sql`), no second vector store."""
+    a vector store alone, the shared SQL store alone (:func:`indexer.query._shared_sql`), no second vector store.
+    InputError naming ``store`` / ``vectors`` for one that is no store (a URL, a path: before, AttributeError: 'str'
+    object has no attribute 'list_spaces', or a TypeError from deep in the search)."""
+    if store is not None and not hasattr(store, "list_spaces"):
+        raise InputError(f"store must be an SQL store (indexer.store.sql.open_store(URL), or open_store() for the "
+                         f"configured one), not {type(store).__name__}; leave it out to use TASKSPACE_DATABASE_URL's",
+                         item="store")
+    if vectors is not None and not hasattr(vectors, "search"):
+        raise InputError(f"vectors must be a vector store (indexer.store.vectors.VectorStore(path=FOLDER) or "
+                         f"VectorStore(url=URL), or VectorStore.from_settings()), not {type(vectors).__name__}; leave it "
+                         "out to use the configured one", item="vectors")
     if vectors is None:
         from .query import _shared_stores
 

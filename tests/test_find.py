@@ -2339,3 +2339,22 @@ def test_every_result_object_of_the_library_has_to_dict_as_find_results_do():
     summary = IngestSummary(models=2, errors=[RowError("x.csv", 3, "bad row")], warnings=["w"])
     assert json.loads(json.dumps(summary.to_dict())) == summary.as_dict()
     assert json.loads(json.dumps(RunReport(status="ok").to_dict()))["status"] == "ok"
+
+
+def test_a_store_given_as_a_url_or_a_path_is_an_input_error_saying_how_to_open_one(idx, tmp_path):
+    """`find_models(..., store="sqlite:///x.db")` (or `vectors=` a folder; `list_models`, `model_detail`,
+    `indexer.query.find_models`): the InputError naming `store` / `vectors` and the call that opens one
+    (`open_store(URL)`, `VectorStore(path=...)`); before, AttributeError: 'str' object has no attribute 'list_spaces',
+    or a TypeError from deep in the search (slice indices must be integers)."""
+    from indexer import list_models, model_detail
+    from indexer.query import find_models as ranked
+
+    store, vectors, _ = idx
+    for call in (lambda **kw: find_models(ALPHA[0], **kw), lambda **kw: list_models(**kw),
+                 lambda **kw: model_detail("org/small", **kw), lambda **kw: ranked(ALPHA[0], **kw)):
+        with pytest.raises(InputError, match=r"store must be an SQL store .*open_store\(URL\).*not str") as err:
+            call(store="sqlite:///x.db", vectors=vectors)
+        assert err.value.item == "store"
+        with pytest.raises(InputError, match=r"vectors must be a vector store .*VectorStore\(path=.*not PosixPath") as err:
+            call(store=store, vectors=tmp_path / "qdrant")
+        assert err.value.item == "vectors"
