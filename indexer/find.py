@@ -549,6 +549,9 @@ def _vector(vector) -> np.ndarray:
     if isinstance(vector, np.ndarray):
         if vector.dtype.kind not in "iuf":
             raise InputError(f"the query vector must hold numbers, not {vector.dtype}", item="vector")
+        if sum(n > 1 for n in vector.shape) > 1:  # several rows: before, flattened into one (searched, if it fit)
+            raise InputError(f"the query vector must be one vector (a 1-D array, or one row), not an array of shape "
+                             f"{vector.shape}; for several queries call find_models once per vector", item="vector")
         return np.asarray(vector, dtype=np.float64).reshape(-1)
     if not isinstance(vector, (list, tuple)):
         raise InputError(f"the query vector must be a list of numbers, not {type(vector).__name__}", item="vector")

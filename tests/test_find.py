@@ -2358,3 +2358,20 @@ def test_a_store_given_as_a_url_or_a_path_is_an_input_error_saying_how_to_open_o
         with pytest.raises(InputError, match=r"vectors must be a vector store .*VectorStore\(path=.*not PosixPath") as err:
             call(store=store, vectors=tmp_path / "qdrant")
         assert err.value.item == "vectors"
+
+
+def test_a_query_vector_array_of_several_rows_is_refused_as_not_one_vector(idx):
+    """`find_models(vector=X)` with X of shape (2, dim) (two queries) or (4, dim // 4) (a row cut into four): the
+    InputError saying it takes one vector and the shape given; before, the rows were flattened into one: a (2, dim)
+    array was "the query vector has 2 x dim entries" and one of (4, dim // 4) was searched as if it were a vector. A
+    (1, dim) row or a (dim, 1) column is one vector, as before."""
+    store, vectors, _ = idx
+    dim = store.list_spaces()[0].dim
+    q = np.random.default_rng(1).normal(size=dim)
+    want = [r.model for r in ask(idx, vector=q, k=3)]
+    assert [r.model for r in ask(idx, vector=q.reshape(1, -1), k=3)] == want
+    assert [r.model for r in ask(idx, vector=q.reshape(-1, 1), k=3)] == want
+    for shape in ((2, dim), (2, dim // 2)):
+        with pytest.raises(InputError, match=rf"one vector.*shape \({shape[0]}, {shape[1]}\)") as err:
+            ask(idx, vector=np.resize(q, shape), k=3)
+        assert err.value.item == "vector"
