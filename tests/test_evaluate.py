@@ -1852,3 +1852,15 @@ def test_an_eps_past_what_the_folds_sizes_bound_is_refused_before_the_prompts_ar
     with pytest.raises(ConfigError, match="the largest singular value of a fold's source prompt embeddings is at most"):
         evaluate("past", split="in-sample", seeds=3, matrix=m, method="paper", eps=(top + np.sqrt(n)) / 2, sweep=False)
     assert encoded == [S.shape[1]]
+
+
+@pytest.mark.parametrize("bad", ["5", None, 2.5, True, 0])
+def test_a_knn_k_that_is_no_positive_integer_is_an_input_error_naming_it(bad):
+    """`evaluate(DATA, knn_k="5")` (None, a fraction, a bool, 0): the InputError naming `knn_k=` and the value, before
+    the data is read; before, `TypeError: '<' not supported between instances of 'str' and 'int'` (None too), and 2.5
+    or True ran the kNN baseline with them."""
+    from indexer.evaluate import evaluate
+
+    with pytest.raises(InputError, match=r"knn_k=.* must be a positive integer") as err:
+        evaluate("/nonexistent-data-is-not-read", knn_k=bad)
+    assert repr(bad) in str(err.value)
