@@ -88,11 +88,11 @@ def one_seed(prompts: dict, rows: list, seed: int, holdout: float, per_benchmark
     os.environ["TASKSPACE_HOME"] = str(home / "home")
     from indexer import config
 
-    config.get_settings.cache_clear()  # this seed's home (the settings are read once per process)
+    config.reset_settings()  # this seed's home
     try:
         return _measure(src, by_bench, held, seen, ks)
     finally:
-        config.get_settings.cache_clear()
+        config.reset_settings()
         shutil.rmtree(home, ignore_errors=True)
 
 

@@ -37,7 +37,7 @@ def _show(as_json: bool) -> None:
             infos = describe_spaces(sql)
             for i in infos:
                 i.index = None
-            held = re.split(r": (?:stop it|wait for it|send the query)", str(exc))[0]
+            held = re.split(r": (?:stop it|wait for it|send the query|a Python program)", str(exc))[0]
             typer.echo(f"note: {held}: the spaces are listed from SQL alone, their vector-index collections unchecked",
                        err=True)
         else:

@@ -1,7 +1,7 @@
 """Settings: one typed object built on first use from ``TASKSPACE_*`` environment variables.
 
-Nothing is read at import time. ``get_settings()`` builds the object once and caches it;
-``reset_settings()`` forgets it (tests change the environment and call it).
+Nothing is read at import time. ``get_settings()`` builds the object on first use and caches it while the
+``TASKSPACE_*`` variables stay the same (a change of one builds it again); ``reset_settings()`` forgets it.
 Every variable is documented in ``docs/CONFIGURATION.md``; keep that table and ``ENV_VARS`` in step.
 """
 
@@ -283,15 +283,27 @@ def check_output_folder(path: Path, option: str, what: str) -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The settings, built from the environment on first call."""
+    """The settings of the environment as it is now: built from the ``TASKSPACE_*`` variables on first call and kept
+    while they stay the same; a change of any of them (a program pointing ``TASKSPACE_HOME`` at a second home) builds
+    them again on the next call. Before, they were read once per process: a second home's ``find_models`` answered
+    from the first one's index without a word, unless the program knew to call :func:`reset_settings`."""
+    return _settings_of(tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TASKSPACE_"))))
+
+
+@functools.lru_cache(maxsize=1)
+def _settings_of(variables: tuple) -> Settings:
+    """:meth:`Settings.from_env` for the ``TASKSPACE_*`` ``variables`` the environment holds (the cache's key)."""
     return Settings.from_env()
 
 
 def reset_settings() -> None:
-    """Forget the cached settings (after changing the environment)."""
-    get_settings.cache_clear()
+    """Forget the cached settings: the next :func:`get_settings` reads the environment again, even unchanged (a
+    relative ``TASKSPACE_HOME`` resolved against a new working directory, a folder made since)."""
+    _settings_of.cache_clear()
+
+
+get_settings.cache_clear = reset_settings  # what it was called when get_settings was the cache itself
 
 
 def env_table_markdown() -> str:

@@ -37,9 +37,10 @@ class DemoResult:
                 "queries": [{"prompt": q, **r.to_dict()} for q, r in self.queries]}
 
 
-def run_demo(queries: list[str], top: int = 5) -> DemoResult:
+def run_demo(queries: list[str] | str, top: int = 5) -> DemoResult:
     """Index the sample into a temporary home and rank its models for each query prompt (``top`` models each, at
-    least 1), as ``taskspace search PROMPT -k top`` ranks them there."""
+    least 1), as ``taskspace search PROMPT -k top`` ranks them there. ``queries``: the prompts (a list, or one
+    prompt as a string, as :func:`indexer.find_models` takes it)."""
     import dataclasses
     import tempfile
 
@@ -49,6 +50,15 @@ def run_demo(queries: list[str], top: int = 5) -> DemoResult:
         raise InputError(f"must be an integer of at least 1, not {top!r}", item="top")
     from .records import text_problem
 
+    if isinstance(queries, str):  # one prompt (before, one query per character)
+        queries = [queries]
+    if isinstance(queries, (bytes, dict)) or not hasattr(queries, "__iter__"):
+        raise InputError(f"queries must be a prompt or a list of prompts (strings), not {type(queries).__name__}",
+                         item="queries")
+    queries = list(queries)
+    for i, q in enumerate(queries):
+        if not isinstance(q, str):
+            raise InputError(f"a query must be a prompt (a string), not {type(q).__name__}", item=f"queries[{i}]")
     for i, q in enumerate(queries):  # before the sample is indexed; a NUL would have been embedded as text
         bad = text_problem(q)
         if bad:

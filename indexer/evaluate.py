@@ -359,8 +359,10 @@ def evaluate(
         raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLIT_CHOICES)}")
     if peers not in PEER_SETS:
         raise InputError(f"unknown {arg('peers', peers)}; use one of {', '.join(PEER_SETS)}")
-    if knn_k < 1:
-        raise InputError(f"knn k={knn_k} must be at least 1")
+    if isinstance(knn_k, bool) or not isinstance(knn_k, (int, np.integer)) or knn_k < 1:
+        # before, "5" or None was a TypeError ('<' not supported), 2.5 or True ran the kNN baseline with them
+        raise InputError(f"{arg('knn_k', knn_k)} must be a positive integer (the neighbours of the kNN baseline)",
+                         item="knn_k")
     if split in ("in-sample", "coverage", "all", "both") and (isinstance(seeds, bool) or not isinstance(seeds, int)
                                                               or not 1 <= seeds <= MAX_SEEDS):
         raise ConfigError(f"{arg('seeds', seeds)}: need 1 to {MAX_SEEDS} seeds")  # before the data is read, not after

@@ -557,6 +557,9 @@ def _vector(vector) -> np.ndarray:
     if isinstance(vector, np.ndarray):
         if vector.dtype.kind not in "iuf":
             raise InputError(f"the query vector must hold numbers, not {vector.dtype}", item="vector")
+        if sum(n > 1 for n in vector.shape) > 1:  # several rows: before, flattened into one (searched, if it fit)
+            raise InputError(f"the query vector must be one vector (a 1-D array, or one row), not an array of shape "
+                             f"{vector.shape}; for several queries call find_models once per vector", item="vector")
         return np.asarray(vector, dtype=np.float64).reshape(-1)
     if not isinstance(vector, (list, tuple)):
         raise InputError(f"the query vector must be a list of numbers, not {type(vector).__name__}", item="vector")
@@ -750,8 +753,11 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
 def page_limit(offset: int, k: int, listed: int | None) -> int:
     """How many of the best models a search ranks for the page of ``k`` after the best ``offset``: the tail of the best
     ``offset + k`` (:func:`find_models` and :func:`indexer.query.find_models` page alike), no more than the ``listed``
-    models that pass the filters (a client's offset of 10**9 asks no larger search; None: not counted, no offset)."""
-    limit = offset + int(k)
+    models that pass the filters (a client's offset of 10**9 asks no larger search; None: not counted, no offset) nor
+    :data:`indexer.store.vectors.MAX_LIMIT` (the searches' arithmetic stays in machine integers)."""
+    from .store.vectors import MAX_LIMIT
+
+    limit = min(offset + int(k), MAX_LIMIT)
     if offset:
         # at or past the last of them the page is empty whatever is ranked: one model is (for the checks of an empty
         # or drifted index); before, every one, 4-7 s on 32,823 models for an answer of no result
@@ -912,7 +918,17 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
 
 def _stores(store, vectors):
     """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given: given
-    a vector store alone, the shared SQL store alone (:func:`indexer.query._shared_sql`), no second vector store."""
+    a vector store alone, the shared SQL store alone (:func:`indexer.query._shared_sql`), no second vector store.
+    InputError naming ``store`` / ``vectors`` for one that is no store (a URL, a path: before, AttributeError: 'str'
+    object has no attribute 'list_spaces', or a TypeError from deep in the search)."""
+    if store is not None and not hasattr(store, "list_spaces"):
+        raise InputError(f"store must be an SQL store (indexer.store.sql.open_store(URL), or open_store() for the "
+                         f"configured one), not {type(store).__name__}; leave it out to use TASKSPACE_DATABASE_URL's",
+                         item="store")
+    if vectors is not None and not hasattr(vectors, "search"):
+        raise InputError(f"vectors must be a vector store (indexer.store.vectors.VectorStore(path=FOLDER) or "
+                         f"VectorStore(url=URL), or VectorStore.from_settings()), not {type(vectors).__name__}; leave it "
+                         "out to use the configured one", item="vectors")
     if vectors is None:
         from .query import _shared_stores
 

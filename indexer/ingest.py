@@ -29,6 +29,7 @@ The :class:`IngestSummary` counts what this ingest added.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -93,6 +94,8 @@ class IngestSummary:
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
     def add_error(self, exc: BaseException, where: str) -> None:
         """Record an exception as the error of the source or listing ``where`` (counted as a Hub failure when it is
         a :class:`HubError`). An :class:`InputError` that already names its file keeps its file and line, and its
@@ -144,6 +147,21 @@ class Spec(NamedTuple):
     kind: str
     target: str
     revision: str | None = None
+
+
+def spec_text(spec, param: str = "spec", *, hub: bool = True) -> str:
+    """A source spec (or a stored source's location) as a Python caller may give it: a string, or a path object
+    (``pathlib.Path``, any ``os.PathLike``) as the text of its path; anything else (None, bytes, a number) is an
+    InputError naming ``param`` (that says a Hub spec is one too, unless ``hub`` is False). Before, :func:`drop_source` and :func:`indexer.publish.pull` given a ``Path`` or None
+    failed inside (AttributeError: no attribute 'startswith', or the database's "type 'PosixPath' is not supported"),
+    and :func:`ingest` read ``None`` as a folder named "None"."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        said = " or hub:ORG/NAME[@REVISION]" if hub else ""  # hub: False, a local path alone (read_sources)
+        raise InputError(f"{param} must be a path (a string or a pathlib.Path){said}, not {type(spec).__name__}",
+                         item=param)
+    return spec
 
 
 def spec_kind(spec: str) -> str:
@@ -870,7 +888,7 @@ def ingest(
     ``accept_partial``: store a new revision even when it reads much worse than the stored one (no quarantine).
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
-    parsed = parse_spec(str(spec))
+    parsed = parse_spec(spec_text(spec))
     with _given_or_opened(store) as store:
         # a command the user runs: no next run tries the source again (a configured source's pass does)
         ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial,
@@ -898,6 +916,7 @@ def drop_source(location: str, *, store=None) -> dict:
     (naming close ones), InputError for a pulled space's marker. Returns ``{"location", "outcomes"}``."""
     import difflib
 
+    location = spec_text(location, "location")
     with _given_or_opened(store) as store:
         with store.lock("index"):
             rec = store.get_source(location)

@@ -71,6 +71,8 @@ class RunReport:
         return {"run_id": self.run_id, "status": self.status, "counts": self.counts, "sources": self.sources,
                 "errors": self.errors, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
 
 def unconfigured_note(report) -> str | None:
     """What a finished pass over no configured source says (`taskspace index`'s summary, the worker's pass line): where

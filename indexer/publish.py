@@ -401,6 +401,8 @@ class PublishResult:
                 "removed": self.removed, "files": self.files, "deleted": self.deleted, "dry_run": self.dry_run,
                 "message": self.message}
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
 
 def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = (),
                    stamped: tuple[int, list[str]] = (0, []), others: list[str] = ()) -> str:
@@ -588,6 +590,8 @@ class PullResult:
         return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3), "cached": self.cached,
                 "removed": self.removed}
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
 
 @contextlib.contextmanager
 def _named(origin: str):
@@ -753,7 +757,10 @@ def _index_prompts(vectors, rec) -> int:
 def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=None) -> PullResult:
     """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
     writes (BusyError, exit 6, while an indexing pass runs)."""
+    from .ingest import spec_text
+
     t0 = time.perf_counter()
+    spec = spec_text(spec)
     using = contextlib.nullcontext()
     if spec.startswith("hub:"):  # from the download to the reading: no other process's keep_only removes the files
         from .hub import HubClient

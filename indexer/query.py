@@ -29,6 +29,7 @@ method) is searched with a warning saying that ``taskspace index`` builds the co
 from __future__ import annotations
 
 import atexit
+import difflib
 import threading
 from dataclasses import dataclass
 
@@ -62,6 +63,8 @@ class Match:
         return {"model": self.model, "score": round(self.score, 6), "probability": r(self.probability),
                 "interval": None if r(self.low) is None or r(self.high) is None else [r(self.low), r(self.high)],
                 **{k: self.payload.get(k) for k in keep}, "license": license_text(self.payload.get("license"))}
+
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 #: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the
@@ -508,7 +511,28 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     skip = min(offset, limit - 1)  # the page alone matched (past the last model: the one model ranked, dropped)
     ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where, limit=limit, rank=rank, timings={},
                      near=False, state=state, offset=skip)[-1]
+    if not ranked and where and not isinstance(filters, Filters):
+        _check_raw_fields(vectors, space_name(sp), where)
     return [m for m, _ in ranked[offset - skip:]]
+
+
+def _check_raw_fields(vectors, name: str, where: dict) -> None:
+    """InputError for a field of a raw payload filter that no model's payload carries (a misspelt ``licence``), naming
+    the close field and those the models carry; asked only of a filter that let no model through, so it costs
+    nothing otherwise. Before, such a filter answered ``[]`` without a word, as if no model fit it."""
+    one = next(vectors.scan(name, "models"), None)
+    if one is None:  # no model at all: the caller's checks say the index is empty
+        return
+    carried = sorted({"key", *one.payload})
+    for field_name in where:
+        # not in one model's payload, nor a value in any other's (a field only some points carry, a pulled vector's
+        # n_by_benchmark, is no typo)
+        if field_name not in carried and not vectors.count(name, "models", {field_name: {"missing": False}}):
+            close = difflib.get_close_matches(field_name, carried, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(f"no indexed model carries the payload field {field_name!r}, so the filter matches "
+                             f"nothing{hint}; the models' payload fields: {', '.join(carried)}",
+                             item=f"filters.{field_name}")
 
 
 #: the names of :class:`indexer.Filters` that are no payload field -> the payload field their filter reads

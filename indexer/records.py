@@ -174,6 +174,8 @@ class RowError:
     def as_dict(self) -> dict:
         return {"file": self.file, "line": self.line, "message": self.message}
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message}" if self.line is not None else f"{self.file}: {self.message}"
 

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import SOURCE_OPTIONS, ConfigError, IndexerError, arg
-from .ingest import is_limit, spec_kind
+from .ingest import is_limit, spec_kind, spec_text
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,13 @@ class SourceSpec:
     #: KEY, or (``--metric`` per task) a tuple of KEY and TASK=KEY entries in
     #: :func:`~indexer.sources.scoring.metric_value_text`'s canonical order
     metric: str | tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        # a pathlib.Path as the text of its path (before, kept as a Path that failed later: no attribute 'strip');
+        # None, bytes or a number: the InputError naming spec
+        object.__setattr__(self, "spec", spec_text(self.spec))
+        if isinstance(self.prompts, os.PathLike):
+            object.__setattr__(self, "prompts", os.fspath(self.prompts))
 
     @property
     def options(self) -> dict:
@@ -159,8 +166,9 @@ def reading(location: str, sources: list[SourceSpec]) -> list[SourceSpec]:
     return out
 
 
-def load(path: Path) -> list[SourceSpec]:
+def load(path: Path | str) -> list[SourceSpec]:
     """The configured sources (empty when the file does not exist)."""
+    path = Path(path)
     if not path.exists():
         return []
     try:
@@ -455,11 +463,16 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
         os.close(dfd)
 
 
-def add(path: Path, specs: list[SourceSpec], *, check: bool = True, empty_ok: bool = True) -> list[SourceSpec]:
+def add(path: Path | str, specs: list[SourceSpec], *, check: bool = True, empty_ok: bool = True) -> list[SourceSpec]:
     """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format, limit or
     reading options replace the old, in its place). Each is validated first (``check``, :func:`validate`; ``empty_ok``
     as there; a source configured already may be an empty folder whatever it says, as a pass without ``--source``
-    shows it ``empty``): one bad spec saves none of them. Returns the configuration."""
+    shows it ``empty``): one bad spec saves none of them. Returns the configuration. ``specs``: :class:`SourceSpec` objects,
+    or specs (a string or a ``pathlib.Path``) read with the defaults; one of them alone is a list of one."""
+    path = Path(path)
+    if isinstance(specs, (SourceSpec, str, os.PathLike)):
+        specs = [specs]
+    specs = [s if isinstance(s, SourceSpec) else SourceSpec(s) for s in specs]
     configured = set() if empty_ok or not check else {source_key(s.spec) for s in load(path)}
     new = [validate(s, empty_ok=empty_ok or _key_or_none(s.spec) in configured) if check
            else s.with_options(spec=normalise(s.spec)) for s in specs]
@@ -534,9 +547,10 @@ def _refuse_nested(source: SourceSpec, current: list[SourceSpec], path: Path) ->
                               f"remove {cur.spec}` first)")
 
 
-def remove(path: Path, spec: str) -> SourceSpec:
-    """Take the source ``spec`` (as given or as stored: a path is matched absolute) out of the configuration; returns
-    it. ConfigError when it is not configured. Its stored results stay in the database."""
+def remove(path: Path | str, spec: str) -> SourceSpec:
+    """Take the source ``spec`` (as given or as stored: a path is matched absolute; a string or a ``pathlib.Path``) out
+    of the configuration; returns it. ConfigError when it is not configured. Its stored results stay in the database."""
+    path, spec = Path(path), spec_text(spec)
     key = source_key(spec)
     with _locked(path):
         current = load(path)

@@ -124,6 +124,8 @@ class SpaceInfo:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
 
 def describe_spaces(sql, vectors=None, settings=None) -> list[SpaceInfo]:
     """Every space SQL holds (id order) with its encoder, method, dimension, models, staleness and whether it is the
@@ -175,6 +177,8 @@ class DropResult:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "nothing": self.nothing}
+
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: bool = False,

@@ -344,6 +344,8 @@ class ReindexResult:
     def as_dict(self) -> dict:
         return {"space": self.space, "space_id": self.space_id, "counts": self.counts, "seconds": round(self.seconds, 3)}
 
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
+
 
 def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KINDS, encoder=None,
             progress=None, ensure=None) -> list[ReindexResult]:
@@ -532,6 +534,8 @@ class Drift:
                 "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
+
+    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 #: check compares stored vectors with SQL's through their inner products with these many fixed random probes

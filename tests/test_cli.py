@@ -510,3 +510,20 @@ def test_no_color_removes_the_colour_and_keeps_the_emphasis_as_readme_says():
                 assert codes - {"0"}, argv
             else:
                 assert codes <= allowed, (extra, argv, sorted(codes - allowed))
+
+
+def test_run_demo_takes_one_prompt_as_a_string_and_names_queries_that_are_no_text():
+    """`indexer.demo.run_demo("What is 2 + 2?")` is one query, as `find_models("...")` takes one prompt; before, the
+    string was iterated as one query per character (its space refused as a blank `queries[4]`). `None` or a list
+    holding a number is the InputError naming `queries` / `queries[i]`, before the sample is fitted (before, a
+    TypeError)."""
+    from indexer.demo import run_demo
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError, match="NUL") as err:  # refused before the sample is fitted
+        run_demo("What is 2 + 2?\x00", top=1)
+    assert err.value.item == "queries[0]"
+    for bad, item in ((None, "queries"), (3, "queries"), (b"What", "queries"), (["ok", 3], "queries[1]")):
+        with pytest.raises(InputError, match="must be") as err:
+            run_demo(bad, top=1)
+        assert err.value.item == item

@@ -22,10 +22,24 @@ def test_defaults(taskspace_home):
 
 def test_settings_are_built_lazily_and_cached(monkeypatch):
     first = get_settings()
-    monkeypatch.setenv("TASKSPACE_LAMBDA", "0.5")
-    assert get_settings() is first  # cached until reset
+    assert get_settings() is first  # cached while the environment stays as it is
     reset_settings()
+    assert get_settings() is not first and get_settings() == first
+
+
+def test_settings_follow_a_change_of_the_environment_without_a_reset(monkeypatch, tmp_path):
+    """A program that points TASKSPACE_HOME at a second home (or changes any setting) between two calls gets the new
+    settings: before, they were read once per process, so the second home's find_models answered from the first one's
+    index without a word unless the program knew to call reset_settings()."""
+    first = get_settings()
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "second"))
+    assert get_settings().home == (tmp_path / "second").resolve()
+    assert get_settings().database_url.endswith(str((tmp_path / "second" / "taskspace.db").resolve()))
+    monkeypatch.setenv("TASKSPACE_LAMBDA", "0.5")
     assert get_settings().lam == 0.5
+    monkeypatch.delenv("TASKSPACE_LAMBDA")
+    monkeypatch.setenv("TASKSPACE_HOME", str(first.home))
+    assert get_settings() == first
 
 
 @pytest.mark.parametrize(

@@ -2132,3 +2132,15 @@ def test_the_per_benchmark_plots_legend_is_inside_the_figure_and_off_the_bars(tm
     box, fig = seen["legend"], seen["figure"]
     assert box.x0 >= fig.x0 and box.x1 <= fig.x1 and box.y0 >= fig.y0 and box.y1 <= fig.y1, (box, fig)
     assert not any(box.overlaps(bar) for bar in seen["bars"])
+
+
+@pytest.mark.parametrize("bad", ["5", None, 2.5, True, 0])
+def test_a_knn_k_that_is_no_positive_integer_is_an_input_error_naming_it(bad):
+    """`evaluate(DATA, knn_k="5")` (None, a fraction, a bool, 0): the InputError naming `knn_k=` and the value, before
+    the data is read; before, `TypeError: '<' not supported between instances of 'str' and 'int'` (None too), and 2.5
+    or True ran the kNN baseline with them."""
+    from indexer.evaluate import evaluate
+
+    with pytest.raises(InputError, match=r"knn_k=.* must be a positive integer") as err:
+        evaluate("/nonexistent-data-is-not-read", knn_k=bad)
+    assert repr(bad) in str(err.value)

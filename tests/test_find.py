@@ -2311,3 +2311,89 @@ def test_an_input_error_naming_a_value_carries_it_for_a_caller_to_say_as_written
         assert err.said_with("-3.0") == said, err
     plain = InputError("a prompt must be a non-empty string", item="prompts[0]")
     assert plain.template is None and plain.said_with("x") == str(plain)
+
+
+@pytest.mark.parametrize("kw", [{}, {"rank": "lcb"}, {"prefer_smaller": 0.1}])
+def test_a_k_past_any_index_answers_every_model_not_an_overflow(idx, kw):
+    """``k=10**30`` (or ``top=`` of indexer.query.find_models): every model, as ``k=10**9`` answers; before, an
+    OverflowError ("int too big to convert") from the vector engine's limit, a library caller's traceback."""
+    from indexer.query import find_models as ranked
+
+    store, vectors, _ = idx
+    every = [r.model for r in ask(idx, ALPHA[0], k=10**9, **kw)]
+    assert [r.model for r in ask(idx, ALPHA[0], k=10**30, **kw)] == every
+    assert ask(idx, ALPHA[0], k=10**30, **kw).query["k"] == 10**30
+    if "prefer_smaller" not in kw:  # the ranked list alone takes no prefer_smaller
+        assert [m.model for m in ranked(ALPHA[0], top=10**30, store=store, vectors=vectors, **kw)] == every
+
+
+
+@pytest.mark.parametrize("kind", ["models", "prompts"])
+def test_a_search_limit_past_any_index_answers_every_point_not_an_overflow(idx, kind):
+    """``VectorStore.search(..., limit=10**30)``, which ``find_models(evidence=10**30)`` asks for a model's nearest
+    measured prompts (the library takes any count; the HTTP API at most 20): every point, as ``limit=10**9`` answers;
+    before, an OverflowError ("int too big to convert") from Qdrant Edge's 64-bit limit."""
+    from indexer.space import space_name
+
+    store, vectors, _ = idx
+    name = space_name(store.list_spaces()[0])
+    q = np.random.default_rng(0).normal(size=vectors._query_dim(name, kind))
+    every = [h.key for h in vectors.search(name, kind, q, limit=10**9)]
+    assert len(every) == vectors.count(name, kind) and [h.key for h in vectors.search(name, kind, q, limit=10**30)] == every
+
+
+def test_every_result_object_of_the_library_has_to_dict_as_find_results_do():
+    """`summary.to_dict()` of `indexer.ingest.ingest`, `report.to_dict()` of `run_index`, and the results of pull,
+    publish, spaces, reindex, check and `indexer.query.find_models`: the plain JSON-able dict of `as_dict()`, under the
+    name the README teaches for `find_models`' answer (`result.to_dict()`) and `Filters` and `ModelResult` use; before,
+    AttributeError: no attribute 'to_dict' on every one of them."""
+    from indexer.ingest import IngestSummary
+    from indexer.pipeline import RunReport
+    from indexer.publish import PublishResult, PullResult
+    from indexer.query import Match
+    from indexer.records import RowError
+    from indexer.spaces import DropResult, SpaceInfo
+    from indexer.sync import Drift, ReindexResult
+
+    for cls in (IngestSummary, RunReport, PublishResult, PullResult, SpaceInfo, DropResult, ReindexResult, Drift, Match,
+                RowError):
+        assert cls.to_dict is cls.as_dict, cls
+    summary = IngestSummary(models=2, errors=[RowError("x.csv", 3, "bad row")], warnings=["w"])
+    assert json.loads(json.dumps(summary.to_dict())) == summary.as_dict()
+    assert json.loads(json.dumps(RunReport(status="ok").to_dict()))["status"] == "ok"
+
+
+def test_a_store_given_as_a_url_or_a_path_is_an_input_error_saying_how_to_open_one(idx, tmp_path):
+    """`find_models(..., store="sqlite:///x.db")` (or `vectors=` a folder; `list_models`, `model_detail`,
+    `indexer.query.find_models`): the InputError naming `store` / `vectors` and the call that opens one
+    (`open_store(URL)`, `VectorStore(path=...)`); before, AttributeError: 'str' object has no attribute 'list_spaces',
+    or a TypeError from deep in the search (slice indices must be integers)."""
+    from indexer import list_models, model_detail
+    from indexer.query import find_models as ranked
+
+    store, vectors, _ = idx
+    for call in (lambda **kw: find_models(ALPHA[0], **kw), lambda **kw: list_models(**kw),
+                 lambda **kw: model_detail("org/small", **kw), lambda **kw: ranked(ALPHA[0], **kw)):
+        with pytest.raises(InputError, match=r"store must be an SQL store .*open_store\(URL\).*not str") as err:
+            call(store="sqlite:///x.db", vectors=vectors)
+        assert err.value.item == "store"
+        with pytest.raises(InputError, match=r"vectors must be a vector store .*VectorStore\(path=.*not PosixPath") as err:
+            call(store=store, vectors=tmp_path / "qdrant")
+        assert err.value.item == "vectors"
+
+
+def test_a_query_vector_array_of_several_rows_is_refused_as_not_one_vector(idx):
+    """`find_models(vector=X)` with X of shape (2, dim) (two queries) or (4, dim // 4) (a row cut into four): the
+    InputError saying it takes one vector and the shape given; before, the rows were flattened into one: a (2, dim)
+    array was "the query vector has 2 x dim entries" and one of (4, dim // 4) was searched as if it were a vector. A
+    (1, dim) row or a (dim, 1) column is one vector, as before."""
+    store, vectors, _ = idx
+    dim = store.list_spaces()[0].dim
+    q = np.random.default_rng(1).normal(size=dim)
+    want = [r.model for r in ask(idx, vector=q, k=3)]
+    assert [r.model for r in ask(idx, vector=q.reshape(1, -1), k=3)] == want
+    assert [r.model for r in ask(idx, vector=q.reshape(-1, 1), k=3)] == want
+    for shape in ((2, dim), (2, dim // 2)):
+        with pytest.raises(InputError, match=rf"one vector.*shape \({shape[0]}, {shape[1]}\)") as err:
+            ask(idx, vector=np.resize(q, shape), k=3)
+        assert err.value.item == "vector"

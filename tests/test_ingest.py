@@ -1097,3 +1097,24 @@ def test_an_empty_revision_after_the_at_sign_is_refused_where_a_hub_spec_is_read
     from indexer.ingest import parse_spec
 
     assert parse_spec("hub:org/repo@main").revision == "main" and parse_spec("hub:org/repo").revision is None
+
+
+def test_the_library_takes_a_pathlib_path_for_a_source_and_names_a_spec_that_is_no_path(store, tmp_path):
+    """`drop_source(Path(...))` and `pull(Path(...))` take the path a `pathlib.Path` holds, as `ingest` does; `None`
+    (or bytes, a number) is the InputError naming the argument. Before, `drop_source(Path)` was a StoreError
+    ("Error binding parameter 1: type 'PosixPath' is not supported"), `drop_source(None)`, `pull(Path)` and
+    `pull(None)` AttributeError: 'PosixPath' object has no attribute 'startswith'."""
+    from indexer.ingest import drop_source
+    from indexer.publish import pull
+
+    d = write_table(tmp_path / "t", [("gpt-4o", "p1", 1), ("org/model", "p2", 0)])
+    assert ingest(d, store=store, fetch_metadata=False).outcomes == 2
+    assert drop_source(d, store=store) == {"location": str(d.resolve()), "outcomes": 2}
+    with pytest.raises(InputError, match="is neither hub:ORG/NAME"):  # the folder read as a path: it holds no records
+        pull(tmp_path / "none", store=store)
+    for call, param in ((lambda x: drop_source(x, store=store), "location"), (lambda x: pull(x, store=store), "spec"),
+                        (lambda x: ingest(x, store=store, fetch_metadata=False), "spec")):
+        for bad in (None, str(d).encode(), 3):
+            with pytest.raises(InputError, match=f"^{param} must be a path") as err:
+                call(bad)
+            assert err.value.item == param and type(bad).__name__ in str(err.value)

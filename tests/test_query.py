@@ -439,3 +439,19 @@ def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_
     with caplog.at_level(logging.WARNING, logger="indexer.query"):
         assert _space(store).id == mine.id
     assert "searching space" not in caplog.text
+
+
+def test_the_lean_entry_point_refuses_a_raw_filter_on_a_field_no_model_carries(indexed):
+    """`indexer.query.find_models(filters={"licence": ["mit"]})` (a misspelt payload field) answering no model: the
+    InputError naming the field, the close payload field (`license`) and the fields the models carry; before, [] without
+    a word, as if no model fit. A field the models carry that lets no model through (a license none has) is still an
+    empty answer, and a filter that lets some through ranks as before."""
+    from indexer.errors import InputError
+
+    store, vectors = indexed
+    text = "What is item 3 of alpha about chemistry?"
+    with pytest.raises(InputError, match=r"no indexed model carries the payload field 'licence'.*did you mean 'license'") as err:
+        find_models(text, filters={"licence": ["mit"]}, store=store, vectors=vectors)
+    assert err.value.item == "filters.licence" and "num_parameters" in str(err.value)
+    assert find_models(text, filters={"license": ["no-such-licence"]}, store=store, vectors=vectors) == []
+    assert find_models(text, filters={"kind": {"not": ["nothing"]}}, store=store, vectors=vectors, top=2)

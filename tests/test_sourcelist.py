@@ -817,3 +817,28 @@ def test_sources_stored_and_drop_write_counts_with_thousands_separators(capsys, 
     assert code == 0 and _json.loads(out)[0]["outcomes"] == 5097418
     code, out, _ = run_cli(capsys, "sources", "drop", "hub:org/big")
     assert code == 0 and out.startswith("dropped hub:org/big (32,823 outcome cell(s));"), out
+
+
+def test_the_library_takes_a_str_file_and_pathlib_paths_and_names_a_spec_that_is_no_path(tmp_path):
+    """`sourcelist.add("sources.toml", [...])`, `load(str)` and `remove(str, Path)`: the file given as a string and a
+    source as a `pathlib.Path` (in a `SourceSpec`, alone or as a list of them) or a string, as `ingest` takes them; a
+    spec that is no path (None, bytes) is an InputError naming it. Before, AttributeError tracebacks ('str' object has
+    no attribute 'parent', 'PosixPath' object has no attribute 'spec' / 'strip'), and `SourceSpec(Path)` was kept as a
+    Path that failed later."""
+    from indexer.errors import InputError
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    file = str(tmp_path / "sources.toml")
+    assert sourcelist.add(file, [SourceSpec(folder)]) == [SourceSpec(str(folder))]
+    assert SourceSpec(folder).spec == str(folder) and sourcelist.load(file) == [SourceSpec(str(folder))]
+    assert sourcelist.add(file, SourceSpec("hub:org/repo")) == [SourceSpec(str(folder)), SourceSpec("hub:org/repo")]
+    assert sourcelist.add(Path(file), [folder, "hub:org/other"])[-1] == SourceSpec("hub:org/other")
+    assert sourcelist.remove(file, folder) == SourceSpec(str(folder))
+    assert [s.spec for s in sourcelist.load(Path(file))] == ["hub:org/repo", "hub:org/other"]
+    for bad in (None, b"hub:org/repo", 3):
+        with pytest.raises(InputError, match="^spec must be a path") as err:
+            SourceSpec(bad)
+        assert err.value.item == "spec"
+        with pytest.raises(InputError, match="^spec must be a path"):
+            sourcelist.remove(file, bad)

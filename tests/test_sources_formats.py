@@ -379,3 +379,18 @@ def test_gpqa_prompt_identity_does_not_depend_on_option_order():
     assert len({o.prompt_hash for o in b.outcomes}) == 2 and len(b.outcomes) == 4
     (text,) = {o.text for o in b.outcomes if o.prompt_id.endswith(":0")}
     assert text == "Which particle mediates the electromagnetic force?\nA. Gluon\nB. Graviton\nC. Photon\nD. W boson"
+
+
+def test_read_sources_names_a_path_that_is_no_path():
+    """`indexer.sources.read_sources(None)` (bytes, a number; with or without a format): the InputError naming `path`;
+    before, Python's TypeError ("expected str, bytes or os.PathLike object, not NoneType")."""
+    from indexer.errors import InputError
+    from indexer.sources import read_source, read_sources
+
+    for bad in (None, b"/data/results", 3):
+        for fmt in (None, "table"):
+            with pytest.raises(InputError, match="^path must be a path") as err:
+                list(read_sources(bad, fmt))
+            assert err.value.item == "path" and type(bad).__name__ in str(err.value)
+        with pytest.raises(InputError, match="^path must be a path"):
+            read_source(bad)

@@ -1030,3 +1030,18 @@ def test_the_vector_store_says_which_kind_is_out_of_step_with_the_space_dimensio
     assert isinstance(err, IndexOutOfStepError) and err.item == "space s", err
     assert str(err).startswith(f"space s: its models index holds {DIM}-dim vectors, but the space has {DIM + 1}") and \
         "`taskspace reindex --space s`" in str(err), err
+
+
+@pytest.mark.parametrize("command", ["analysis.py", "ipykernel_launcher.py", "python"])
+def test_an_index_held_by_a_python_program_says_how_that_program_lets_it_go(tmp_path, monkeypatch, command):
+    """`taskspace index` (or search) beside a script or a Jupyter kernel that called `indexer.find_models`, which keeps
+    the embedded index open for the process's life: the error says that program lets it go with
+    `indexer.query.close_cached()` (or by exiting). Before, "wait for it to finish, or stop it": a notebook kernel never
+    finishes, and nothing named the call that releases the index."""
+    from indexer.store.vectors import _busy_message
+
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/taskspace", "index"])
+    said = _busy_message(tmp_path / "q", f"4242 {command}")
+    assert said.startswith(f"another taskspace process is using the index at {tmp_path / 'q'} (pid 4242: {command}): "), said
+    assert "indexer.query.close_cached()" in said and "TASKSPACE_QDRANT_URL" in said, said
+    assert "close_cached" not in _busy_message(tmp_path / "q", "4242 taskspace index")  # a command: wait for it

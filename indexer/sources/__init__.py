@@ -45,6 +45,9 @@ def read_sources(path: str | Path, format: str | None = None, **options) -> Iter
     Raises :class:`~indexer.errors.InputError` when the source cannot be read at all; bad rows are
     returned in ``batch.errors`` and the rest is read.
     """
+    from ..ingest import spec_text
+
+    path = spec_text(path, "path", hub=False)  # before, None was Python's TypeError (not a str or os.PathLike)
     reader = get_reader(format, item=str(path)) if format else detect(path, options)
     check_options(reader, options)
     also = [] if format else _not_read_below(Path(path), reader)

@@ -227,6 +227,12 @@ def _busy_message(path: Path, holder: str) -> str:
     elif command.split()[-1:] == ["serve"]:
         todo = ("send the query to it instead (POST /v1/find, GET /v1/models, or its search page), or stop it "
                 "first")
+    elif not command.startswith("taskspace"):
+        # a script or a notebook kernel that searched through the library (indexer.find_models keeps the index open
+        # for the process's life): before, "wait for it to finish", which a Jupyter kernel never does
+        todo = ("a Python program (a script or a notebook kernel) that searched through the library keeps the index "
+                "open until it calls indexer.query.close_cached() (or closes the VectorStore it opened) or exits; "
+                "do that, or stop it")
     else:
         todo = "wait for it to finish, or stop it"
     return (f"another taskspace process is using the index at {path} (pid {pid}: {command}): {todo}; for "
@@ -341,6 +347,12 @@ def default_engine() -> str:
     from ..config import get_settings
 
     return get_settings().qdrant_engine
+
+
+#: the most points a search asks the engine for, more than any index holds: a larger limit (a library caller's
+#: ``find_models(k=10**30)`` or ``evidence=10**30``) asks for every point (before, Qdrant Edge's 64-bit limit raised
+#: OverflowError)
+MAX_LIMIT = 2**31 - 1
 
 
 class VectorStore:
@@ -918,7 +930,7 @@ class VectorStore:
         elif payload is not True:
             extra["payload"] = list(dict.fromkeys(["key", *payload]))
         try:
-            found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors, **extra)
+            found = self._call(self._c(kind).query, alias, rows, flt, min(int(limit), MAX_LIMIT), with_vectors, **extra)
         except Exception:
             self._dims.pop(alias, None)
             self._target(space, kind)  # IndexMissingError when the index is gone
