@@ -442,7 +442,8 @@ def evaluate(
     """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
     protocol and the coverage split: docs/RESULTS.md).
 
-    Exit code 0 when no input was rejected, 1 when some was (as for ingest; the rest is still evaluated and shown).
+    Exit code 0 when no input was rejected, 1 when some was (as for ingest; the rest is still evaluated and shown,
+    unless more was rejected than read: then an error naming a rejected row, and no metrics).
 
     Examples:
 

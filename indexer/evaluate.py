@@ -99,6 +99,7 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
         # then a prompts file's rows (:func:`_causes_first`)
         detail = "; ".join(str(e) for e in _causes_first(batch.errors)[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
+    _refuse_mostly_rejected(data, batch)
     listed = tables.prompt_fields(data)  # every prompt id of a table source's prompts file ({} for other sources)
     fields = listed if group_by not in (None, "benchmark") else None
     # a model is the key an index stores it under (its Hub repo id when known), so that its names in several data
@@ -110,6 +111,25 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     _warn_whitespace_twins(data, batch, m)
     _warn_unanswered(data, batch, listed)
     return m
+
+
+def _refuse_mostly_rejected(data, batch) -> None:
+    """An InputError when more input was rejected than outcome rows were read: the metrics of the few rows left are
+    not the data's (a `correct` column of graded values, 0.13, 0.5 ...: 5,519 of 5,575 rows rejected as not binary,
+    and a full result table printed from the 56 left, exit 1 with a warning). It names a rejected row of the file that
+    lost the most, its value and column, and what to do; a little rejected data is still evaluated, with a warning."""
+    rejected, kept = count_rejected(batch.errors), batch.n_outcomes
+    if rejected <= kept:
+        return
+    by_file: dict[str, int] = {}
+    for e in batch.errors:
+        by_file[str(e.file)] = by_file.get(str(e.file), 0) + count_rejected([e])
+    worst = max(by_file, key=by_file.get)
+    rows = [e for e in _causes_first(batch.errors) if str(e.file) == worst and not is_summary(e)]
+    example = str(rows[0] if rows else _causes_first(batch.errors)[0])
+    raise InputError(f"{rejected} of {rejected + kept} input rows were rejected, more than were read ({kept}): "
+                     f"no metrics from so little of the data; e.g. {example}. Fix the data as the errors say "
+                     "(the formats and their columns: docs/FORMATS.md) and run again", file=str(data))
 
 
 def _data_folders_inside(data, format: str | None) -> None:

@@ -2144,3 +2144,29 @@ def test_a_knn_k_that_is_no_positive_integer_is_an_input_error_naming_it(bad):
     with pytest.raises(InputError, match=r"knn_k=.* must be a positive integer") as err:
         evaluate("/nonexistent-data-is-not-read", knn_k=bad)
     assert repr(bad) in str(err.value)
+
+
+def test_data_mostly_rejected_is_refused_not_evaluated(tmp_path):
+    """A `correct` column of graded values (0.13, 0.5 ...): nearly every row rejected as not binary, and evaluate
+    printed a full result table from the few 0/1 cells left (exit 1, a warning), numbers a reader may copy. When more
+    input was rejected than outcome rows were read, evaluate refuses, naming the file, a rejected row with its value
+    and column, and what to do; a little rejected data is still evaluated (the exit-1 test above)."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+    from indexer.evaluate import load_matrix
+
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": f"p{j}", "benchmark": "b", "text": f"What is {j} + {j}?"}) + "\n" for j in range(30)))
+    rows = [f"m{k},p{j},{[0, 1, 0.13, 0.5, 0.75][(j + k) % 5]}" for k in range(6) for j in range(30)]
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InputError) as info:
+        load_matrix(folder)
+    said = str(info.value)
+    assert str(folder / "outcomes.csv") in said and "correct value 0.13 is not binary" in said, said
+    assert "108 of 180" in said and "`score` column" in said and "docs/FORMATS.md" in said, said
+    out = _cli_evaluate(str(folder), "--split", "in-sample", "--seeds", "1", "--no-sweep")
+    assert out.returncode == 1 and "sel acc" not in out.stdout and "correct value 0.13" in out.stderr, out
+
