@@ -37,7 +37,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import (ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
+from .errors import (READING_FOR, ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
                      accept_partial_advice, arg, source_hint, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo
 
@@ -739,8 +739,9 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
                      "are dropped", bad)
     for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
         log_.add(where, None, f"{what} {example_value(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
-                 + (": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME"
-                    f"{source_hint('model', 'NAME')})"
+                 + ((": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME"
+                     f"{source_hint('model', 'NAME')})" if READING_FOR.get() == "ingest" else
+                     ": fix it in the source (`taskspace evaluate` has no --model to name it otherwise)")
                     if what == "model" else ""),
                  f"{what} names")
     table = batch.table

@@ -2170,3 +2170,35 @@ def test_data_mostly_rejected_is_refused_not_evaluated(tmp_path):
     out = _cli_evaluate(str(folder), "--split", "in-sample", "--seeds", "1", "--no-sweep")
     assert out.returncode == 1 and "sel acc" not in out.stdout and "correct value 0.13" in out.stderr, out
 
+
+def test_the_lm_eval_and_lighteval_readers_advise_evaluate_not_ingest(tmp_path):
+    """`taskspace evaluate` on an lm-eval or lighteval results file was told to "ingest its folder" / "ingest the folder
+    holding the run's details", and on a run whose model name no database takes "or ingest it with --model NAME", an
+    option evaluate does not have (errors.READING_FOR). Ingest's words are as they were."""
+    import shutil
+
+    from indexer.evaluate import load_matrix
+    from indexer.sources import read_source
+
+    fix = Path(__file__).parent / "fixtures"
+    out = tmp_path / "out"
+    shutil.copytree(fix / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b", out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    with pytest.raises(InputError) as info:
+        load_matrix(res)
+    assert "evaluate its folder" in str(info.value) and "ingest" not in str(info.value), str(info.value)
+    with pytest.raises(InputError, match="ingest its folder"):
+        read_source(res)
+    light = next((fix / "hub" / "datasets" / "open-llm-leaderboard-old" / "details_fake-org__tiny-v1").glob(
+        "results_*.json"))
+    with pytest.raises(InputError) as info:
+        load_matrix(light)
+    assert "evaluate the folder holding the run's details" in str(info.value), str(info.value)
+    assert "ingest" not in str(info.value), str(info.value)
+    data = json.loads(res.read_text())
+    data["model_name"] = "org/" + "x" * 4996
+    res.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        load_matrix(out)
+    assert "its 42 outcome(s) are dropped" in str(info.value) and "--model" in str(info.value), str(info.value)
+    assert "ingest" not in str(info.value) and "`taskspace evaluate` has no --model" in str(info.value), str(info.value)

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError, option_hint
+from ..errors import READING_FOR, InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .common import (UTF8, ErrorLog, column_shown, each_isolated, encoding_problem, example_value, json_kind,
                      lfs_pointer_problem)
@@ -144,10 +144,11 @@ def why_not(path: Path) -> str | None:
         return (f"lighteval results without details: {runs[0].relative_to(path)}{more} but no "
                 "details_<task>_<ts>.parquet; the results file holds the run's aggregate scores, per-sample results "
                 "are its details, which lighteval writes with --save-details: run the evaluation again with it, or "
-                "ingest the folder (or details_<org>__<model> repo) holding them")
+                f"{READING_FOR.get()} the folder (or details_<org>__<model> repo) holding them")
     if not (path.is_file() and _is_lighteval_results(path)):
         return None
-    return ("a lighteval results file: it holds the run's aggregate scores, not per-sample results; ingest the folder "
+    return ("a lighteval results file: it holds the run's aggregate scores, not per-sample results; "
+            f"{READING_FOR.get()} the folder "
             "holding the run's details_*.parquet files (the details repo's folder, or lighteval's output folder "
             "--output-dir)")
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import InputError, arg, option_hint
+from ..errors import READING_FOR, InputError, arg, option_hint
 from ..records import NAME_LIMIT, BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
                      json_kind, json_objects, number_shown, trailing_comma)
@@ -228,15 +228,16 @@ def why_not(path: Path) -> str | None:
     path = Path(path)
     if path.is_file():  # a results file given alone: a JSON file, which the table reader took for an outcomes table
         if results_ts(path.name) is not None and _is_results_file(path):
-            return (f"an lm-eval results file: it holds the run's aggregate scores, not per-sample results; ingest "
-                    f"its folder, {path.parent}, whose samples_<task>_<timestamp>.jsonl files hold them")
+            return ("an lm-eval results file: it holds the run's aggregate scores, not per-sample results; "
+                    f"{READING_FOR.get()} its folder, {path.parent}, whose samples_<task>_<timestamp>.jsonl files "
+                    "hold them")
         if path.name.lower().endswith((".json", ".json.gz")) and _is_results_file(path):
             # no timestamp in its name: harness 0.4.0-0.4.2's results.json (or the <name>.json --output_path named),
             # or a results dict dumped by a script (simple_evaluate's); before, read as a table's outcomes file
             # ("no prompts file ... beside the outcomes")
             return (f"an lm-eval results file: it holds a run's aggregate scores, not per-sample results, which "
                     f"lm-eval 0.4.3 and later writes with --log_samples to samples_<task>_<timestamp>.jsonl files "
-                    f"beside a results_<timestamp>.json; ingest the folder holding those")
+                    f"beside a results_<timestamp>.json; {READING_FOR.get()} the folder holding those")
         return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
@@ -827,13 +828,14 @@ def lm_eval_folders(path: str | Path, notes: list[str] | None = None) -> list[Mo
     too_deep: list[Path] = []
     folders = find_model_folders(path, too_deep=too_deep)
     deep = [f"{d}: lm-eval samples files more than {MAX_DEPTH} levels below {path} are not read (model folders are "
-            f"looked for at most {MAX_DEPTH} levels deep); ingest that folder, or one nearer it, by its path"
+            f"looked for at most {MAX_DEPTH} levels deep); {READING_FOR.get()} that folder, or one nearer it, by its "
+            "path"
             for d in too_deep]
     if not folders and not too_deep and (why := why_not(path)):
         raise InputError(why, file=str(path))
     if not folders:
-        hint = f"; only more than {MAX_DEPTH} levels below it, not read: {', '.join(map(str, too_deep))} (ingest " \
-               "those folders by their path)" if too_deep else ""
+        hint = f"; only more than {MAX_DEPTH} levels below it, not read: {', '.join(map(str, too_deep))} " \
+               f"({READING_FOR.get()} those folders by their path)" if too_deep else ""
         raise InputError(f"no lm-eval samples files (samples_<task>_<timestamp>.jsonl) in this folder{hint}",
                          file=str(path))
     if notes is not None:
