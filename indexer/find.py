@@ -290,6 +290,18 @@ class Filters:
             return data
         if not isinstance(data, dict):
             raise InputError(f"filters must be an object, not {type(data).__name__}", item="filters")
+        cls._check_names(data)
+        return cls(**data)
+
+    def __new__(cls, *args, **kwargs):
+        # before the generated __init__: an unknown keyword (`Filters(license="mit")`) is the error from_dict gives,
+        # with the close field; before, Python's own TypeError ("unexpected keyword argument 'license'")
+        cls._check_names(kwargs)
+        return super().__new__(cls)
+
+    @classmethod
+    def _check_names(cls, data) -> None:
+        """An InputError naming the keys of ``data`` that are no filter, and the close one meant (None if all are)."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -304,7 +316,6 @@ class Filters:
             if len(err.item) > len(example_value(err.item)):  # a long name: said once, cut (not whole, before it)
                 err.args = (said,)
             raise err
-        return cls(**data)
 
     def to_dict(self) -> dict:
         """The active filters (unset ones left out), JSON-ready."""

@@ -2397,3 +2397,14 @@ def test_a_query_vector_array_of_several_rows_is_refused_as_not_one_vector(idx):
         with pytest.raises(InputError, match=rf"one vector.*shape \({shape[0]}, {shape[1]}\)") as err:
             ask(idx, vector=np.resize(q, shape), k=3)
         assert err.value.item == "vector"
+
+
+def test_an_unknown_keyword_of_filters_is_named_with_the_close_field_as_from_dict_does():
+    """`Filters(license="mit")` (the name GET /v1/models uses, a misspelling) was Python's own TypeError ("unexpected
+    keyword argument 'license'"), no field suggested, while `Filters.from_dict` says which one was meant."""
+    with pytest.raises(InputError, match=r"unknown filter\(s\) \['license'\] \(did you mean 'licenses'\?\); known: ") as err:
+        Filters(license="mit")
+    assert err.value.item == "filters.license"
+    with pytest.raises(InputError, match=r"unknown filter\(s\) \['min_param'\] \(did you mean 'min_params'\?\)"):
+        Filters(min_param="1B")
+    assert Filters(licenses="mit").licenses == ["mit"] and Filters("mit").licenses == ["mit"]
