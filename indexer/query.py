@@ -191,8 +191,14 @@ def empty_index(store, space: str | None = None) -> NotFoundError:
         url = safe_url(url)
     where = f"the database {url}" if isinstance(url, str) else "the database"
     what = "holds no indexed space" if space is None else f"holds no model in space {space}"
+    from .errors import CLI
+
+    # a Python caller is named the library's pass too (README: run_index); no parenthesis in it, so that a server's
+    # advice (indexer.serve.Service.advice) still replaces the whole of this
+    library = ("; from Python, `indexer.pipeline.run_index` runs that pass, its list of `indexer.sourcelist.SourceSpec` "
+               "the sources to add" if not CLI.get() else "")
     return NotFoundError(f"{EMPTY} ({where} {what}; `taskspace index --source SPEC` ingests results and indexes them, "
-                         "a plain `taskspace index` the sources `taskspace sources list` shows)")
+                         f"a plain `taskspace index` the sources `taskspace sources list` shows{library})")
 
 
 def check_has_models(store, vectors, sp, name: str) -> None:

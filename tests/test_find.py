@@ -2408,3 +2408,17 @@ def test_an_unknown_keyword_of_filters_is_named_with_the_close_field_as_from_dic
     with pytest.raises(InputError, match=r"unknown filter\(s\) \['min_param'\] \(did you mean 'min_params'\?\)"):
         Filters(min_param="1B")
     assert Filters(licenses="mit").licenses == ["mit"] and Filters("mit").licenses == ["mit"]
+
+
+def test_the_empty_index_error_names_the_library_call_to_a_python_caller(tmp_path, monkeypatch):
+    """`indexer.find_models` on a home where nothing is indexed told a Python caller only to run `taskspace index`;
+    it names the library's pass too (`indexer.pipeline.run_index`, README). The CLI's words are as they were
+    (test_cli_find.py::test_an_empty_index_says_which_database_it_looked_in)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    with pytest.raises(NotFoundError) as exc:
+        find_models("x", k=3)
+    said = str(exc.value)
+    assert said.startswith("the index is empty: run `taskspace index` first (the database ") and (
+        "from Python, `indexer.pipeline.run_index`" in said) and ")" not in said[said.index("(") + 1:-1], said
