@@ -216,8 +216,12 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
 def list_benchmarks(*, store=None) -> list[dict]:
     """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
     if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
+        from .config import get_settings
         from .query import _shared_sql
+        from .store.sql import missing_sqlite_file
 
+        if missing_sqlite_file(get_settings().database_url) is not None:
+            return []  # no database: no benchmark, and none made (query.refuse_missing_database)
         store = _shared_sql()
     counts = store.benchmark_model_counts()
     rows = [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}

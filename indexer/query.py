@@ -180,7 +180,20 @@ _WARNED_ENCODER: set = set()
 EMPTY = "the index is empty: run `taskspace index` first"
 
 
-def empty_index(store, space: str | None = None) -> NotFoundError:
+def refuse_missing_database(settings) -> None:
+    """The :func:`empty_index` error, before anything is opened, when the configured SQLite file does not exist: a
+    read-only call (a search, ``taskspace models``, :func:`indexer.find_models`) on a home never indexed (a typo in
+    TASKSPACE_HOME, a folder without ``./.taskspace``). Before, opening the store created the home and an empty
+    database in it, wherever the command ran. ``taskspace index``, ``serve`` and ``worker`` create it, as before."""
+    from .store.sql import missing_sqlite_file
+
+    gone = missing_sqlite_file(settings.database_url)
+    if gone is not None:
+        home = settings.home if gone.parent == settings.home else None  # else TASKSPACE_DATABASE_URL named it
+        raise empty_index(None, missing=(settings.database_url, home))
+
+
+def empty_index(store, space: str | None = None, missing: tuple | None = None) -> NotFoundError:
     """The error of a query on an empty index: no space (``space`` None), or the space ``space`` (its index name) holds
     no model (its sources dropped and a pass run); one message, naming the database it looked in (a search against
     another home than the one indexed, a typo in TASKSPACE_HOME, shows it) and how to index results."""
@@ -191,6 +204,10 @@ def empty_index(store, space: str | None = None) -> NotFoundError:
         url = safe_url(url)
     where = f"the database {url}" if isinstance(url, str) else "the database"
     what = "holds no indexed space" if space is None else f"holds no model in space {space}"
+    if missing is not None:  # (refuse_missing_database: its URL, the home)
+        where = f"the database {missing[0]}"
+        what = (f"does not exist: nothing is indexed in TASKSPACE_HOME={missing[1]}" if missing[1] is not None else
+                "does not exist (TASKSPACE_DATABASE_URL): nothing is indexed there")
     from .errors import CLI
 
     # a Python caller is named the library's pass too (README: run_index); no parenthesis in it, so that a server's
@@ -427,6 +444,8 @@ def _shared_stores():
             sql[1].close()
             sql = None
         _close_locked()
+        if sql is None:
+            refuse_missing_database(s)  # a read-only call makes no home (before: an empty database in it)
         store = sql[1] if sql is not None else open_store()
         try:
             vectors = VectorStore.from_settings(s).share()
@@ -456,6 +475,7 @@ def _shared_sql():
             return sql[1]
         if sql is not None:
             sql[1].close()
+        refuse_missing_database(s)  # a read-only call makes no home (before: an empty database in it)
         store = open_store()
         _keep_locked("sql", (s.database_url, store))
         return store

@@ -843,14 +843,16 @@ def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
     """`taskspace search` (and `models`, `model`) on a home where nothing is indexed says where it looked: the
     database (its URL, password masked), so a search against another home than the one indexed (a typo in
     TASKSPACE_HOME) shows it; before, only "the index is empty: run `taskspace index` first", which in that home would
-    index into the wrong folder."""
+    index into the wrong folder. (A home that does not exist is said to be so, and made by none of them:
+    test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing.)"""
     home = tmp_path / "typo-home"
     monkeypatch.setenv("TASKSPACE_HOME", str(home))
     for args in (("search", "x"), ("models",), ("model", "org/a")):
         res = run(*args)
         assert res.returncode == 1 and res.stderr.strip() == (
             "error: the index is empty: run `taskspace index` first (the database "
-            f"sqlite:///{home}/taskspace.db holds no indexed space; `taskspace index --source SPEC` ingests results and "
+            f"sqlite:///{home}/taskspace.db does not exist: nothing is indexed in TASKSPACE_HOME={home}; "
+            "`taskspace index --source SPEC` ingests results and "
             "indexes them, a plain `taskspace index` the sources `taskspace sources list` shows)"), res.stderr
 
 
@@ -1153,3 +1155,26 @@ def test_a_license_with_invisible_characters_at_its_edges_is_the_license_it_name
     got = run("models", "--json", "--license", "\u200bmit\ufeff")
     assert got.returncode == 0 and want.returncode == 0, got.stderr
     assert json.loads(got.stdout)["models"] == json.loads(want.stdout)["models"] != []
+
+
+def test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing(tmp_path, monkeypatch):
+    """`taskspace search x`, `taskspace models` and `indexer.find_models("x")` where TASKSPACE_HOME (or ./.taskspace)
+    does not exist: the empty index's error, saying that the database does not exist and naming TASKSPACE_HOME, and
+    no file made. Before, each created the home and an empty taskspace.db in it (in whatever folder it ran)."""
+    from indexer import find_models
+    from indexer.errors import NotFoundError
+
+    home = tmp_path / "typo-home"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    for args in (("search", "x"), ("models",)):
+        res = run(*args)
+        assert res.returncode == 1 and res.stderr.startswith("error: the index is empty: run `taskspace index` first "
+                                                             f"(the database sqlite:///{home}/taskspace.db does not "
+                                                             f"exist: nothing is indexed in TASKSPACE_HOME={home}; "), \
+            res.stderr
+        assert not home.exists(), list(home.rglob("*"))
+    with pytest.raises(NotFoundError, match="does not exist: nothing is indexed in TASKSPACE_HOME="):
+        find_models("x", k=3)
+    res = run("benchmarks")  # a list: empty, as on a home indexed with nothing
+    assert res.returncode == 0 and res.stdout.startswith("no benchmarks yet"), res
+    assert not home.exists(), list(home.rglob("*"))

@@ -208,6 +208,7 @@ def test_find_models_without_stores_opens_them_once_and_yields_the_folder(tmp_pa
     from indexer.config import reset_settings
 
     reset_settings()
+    open_store().close()  # a home with a database, empty (one without is refused before any store is opened)
     with pytest.raises(NotFoundError, match="taskspace index"):  # other settings: other stores
         find_models(["anything"])
     assert len(opened) == 3
