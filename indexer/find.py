@@ -280,6 +280,8 @@ class Filters:
                 raise InputError(why, item=f"filters.{name}")  # a prompt of it is refused
             if v is not None and name_problem(v):
                 raise InputError(f"{name} {v[:40]!r} {name_problem(v)}", item=f"filters.{name}")
+            if v is not None:  # "\u200btext-generation", "beta ": the value it names, as a license is (licence_names);
+                setattr(self, name, strip_invisible(v))  # before, kept as given: a filter matching nothing
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Filters":
