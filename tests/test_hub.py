@@ -537,7 +537,7 @@ def test_metadata_a_failing_hub_did_not_give_is_fetched_by_the_next_ingest(hub_s
     from indexer.ingest import ingest
 
     d = _one_prompt_table(tmp_path, ("fake-org/tiny-lb", 1), ("fake-org/not-on-hub", 0))
-    hub_server.fail("/api/models/fake-org/tiny-lb", [503])
+    hub_server.fail("/api/models/fake-org/tiny-lb", [503] * 6)
     first = ingest(str(d), store=store, hub=HubClient(backoff=0.01, sleep=lambda s: None))
     assert first.metadata == 0 and any("fake-org/tiny-lb: no Hub metadata" in w for w in first.warnings)
     assert store.get_model("fake-org/tiny-lb").license is None
@@ -564,7 +564,7 @@ def test_metadata_fetched_by_a_later_pass_reaches_the_answers(hub_server, store,
 
     texts = [f"What is {i} plus {i + 1}?" for i in range(6)]
     d = _two_model_table(tmp_path, texts)
-    hub_server.fail("/api/models/fake-org/tiny-lb", [503])
+    hub_server.fail("/api/models/fake-org/tiny-lb", [503] * 6)
     vectors = VectorStore.from_settings()
     try:
         hub = HubClient(backoff=0.01, sleep=lambda s: None)
