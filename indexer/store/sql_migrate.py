@@ -247,6 +247,18 @@ def sqlite_path(url) -> Path | None:
     return Path(db).expanduser()
 
 
+def file_identity(path: Path | None) -> tuple[int, int] | None:
+    """The device and inode of ``path`` (None for no path or no file): which file a name stands for, to tell a
+    database file deleted or replaced under an open store (:meth:`indexer.store.sql.Store.check_file`)."""
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _free_text(free: int) -> str:
     return f"{free} bytes" if free < 1 << 10 else f"{free >> 10} kB"
 
