@@ -138,7 +138,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..errors import BusyError, ConnectionLostError, InputError, StoreError
+from ..errors import BusyError, ConnectionLostError, InputError, StoreError, file_size_limit_note
 from . import sql_lock
 from . import sql_migrate as migrate
 from .sql_derived import DerivedMixin
@@ -511,7 +511,8 @@ class _Tx:
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
-        hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
+        hint = (_timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
+                or file_size_limit_note(detail))
         # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);
         # not after the server said its idle-in-transaction timeout ended it (the same work meets it again)
         kind = ConnectionLostError if self._lost(exc, detail) else StoreError

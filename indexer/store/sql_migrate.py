@@ -19,7 +19,8 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from ..errors import DatabaseURLError, DatabaseUnreachableError, StoreError, full_disk_free, unwritable
+from ..errors import (DatabaseURLError, DatabaseUnreachableError, StoreError, file_size_limit_note, full_disk_free,
+                      unwritable)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 CONNECT_TIMEOUT_S = 5
@@ -179,6 +180,8 @@ def connect_error(url, exc: Exception) -> StoreError:
             f"cannot use the database at {safe_url(url)}: {detail}, because the disk holding {path.parent} is full "
             f"({_free_text(free)} free; SQLite writes beside the file even to read it): free some space there, or "
             "set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place with room")
+    if path is not None and (limit := file_size_limit_note(detail)):
+        return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{limit}")
     if path is not None and (read_only := unwritable(path)) is not None:
         return StoreError(
             f"cannot use the database at {safe_url(url)}: {detail}, because {read_only} cannot be written (a read-only file "
