@@ -929,7 +929,8 @@ _RUN_COMMANDS = ("taskspace index", "taskspace reindex", "taskspace worker", "ta
 
 def _exit(code: int) -> None:
     """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so,
-    and what it left; 143 when it was SIGTERM, 129 SIGHUP (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`).
+    and what it left; 143 when it was SIGTERM, 129 SIGHUP (the commands that take them as Ctrl-C:
+    :func:`indexer.cli_index.interrupt_on_sigterm`).
     Before, every command was said to have kept what it committed, so `evaluate` (which stores nothing) was said to
     continue when run again and to show in `taskspace runs`."""
     from .cli_index import terminated

@@ -796,8 +796,9 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
 def _dataset_of(origin: str) -> str:
     """The dataset a pull's origin names, whatever its revision: ``hub:org/name`` (Hub ids are case-insensitive) of
     ``hub:ORG/NAME@SHA``, a folder as it is; cut as the pulled marker stores an origin (128 characters)."""
-    o = origin[:128]
-    return o.partition("@")[0].lower() if o.startswith("hub:") else o
+    from .ingest import hub_repo_key
+
+    return hub_repo_key(origin[:128])
 
 
 def _drop_withdrawn(store, vectors, spaces, origin: str) -> list[str]:
