@@ -218,6 +218,28 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
         store_b.close()
 
 
+def test_a_users_own_parquet_under_models_is_deleted_and_said_so_not_counted_as_removed_records(publisher, hub_server,
+                                                                                                  monkeypatch):
+    """A file under models/ that no published space names (the user's own copy of the records) is deleted, as
+    models/*.parquet is managed; before, its rows were counted as removed model records ("0 added, 0 changed, 25
+    removed" when no record was removed)."""
+    from indexer.hub import HubClient
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    first = publish("tester/recs", store=store_a)
+    client = HubClient()
+    snap = client.repo_snapshot("tester/recs")
+    root = client.download(snap, [f for f in first.files if f.startswith("models/")])
+    mine = next(root / f for f in first.files if f.startswith("models/"))
+    client.commit("tester/recs", {"models/mine.parquet": mine.read_bytes()}, [], "my copy", parent=snap.sha)
+    res = publish("tester/recs", store=store_a)
+    assert (res.added, res.changed, res.removed) == (0, 0, 0) and res.deleted == ["models/mine.parquet"]
+    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); deleted "
+                           "models/mine.parquet, which no published space names (models/*.parquet is taskspace's)")
+    assert hub_server.commits[-1]["summary"] == res.message
+
+
 def test_a_republish_over_records_without_a_newer_column_counts_only_the_records_that_differ(publisher, hub_server,
                                                                                              monkeypatch):
     """Records the previous release published (no `num_parameters_from` column), published again by this one from the
