@@ -12,7 +12,7 @@ EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
 _SPLIT_ROW = '''opt = lambda line: re.match(r"^\\s*\\(?([A-Z])[.)]\\s", line)  # an answer-option line: "A. ...", "(B) ..."
 L = prompt.split("\\n"); i = next((i for i in range(1, len(L) - 1) if (x := opt(L[i])) and x[1] == "A" and (y := opt(L[i + 1])) and y[1] == "B" and "\\n".join(L[:i]).strip()), None)
 q, o = ("\\n".join(L[:i]).strip(), "\\n".join(L[i:]).strip()) if i else (prompt, None); f = [1, math.log1p(len(q)), math.log1p(len(o)), math.log(max(sum(bool(opt(x)) for x in o.split("\\n")), 1))] if o else [0, 0, 0, 0]  # question, option block (from its A. line), covariates
-row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}])'''
+row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}]); F = pq.read_table("prompts/{space}.parquet", columns=["vector"])["vector"].combine_chunks(); F = F.flatten().to_numpy().reshape(len(F), -1); row = row if o else np.concatenate([row[:{d}], (m := F[np.argsort(-(F[:, :{d}] @ row[:{d}]))[:50]].mean(0, dtype=np.float64))[{d}:{d2}], [m[{d2}], m[{d2}] * math.log1p(len(q)), m[{d2}+2], {fill}]])  # the query row; without options (a question alone), taskspace's: the rest of the mean row m of the 50 indexed prompts nearest by question'''
 
 #: the end of a space's example with levels (:data:`_READ_LEVELS`, :data:`_READ_FORMATS`): where the space has
 #: ``calibration_links``, a model's logit on the nearest prompts outside its group is the average model's of the
@@ -53,7 +53,8 @@ def example(space: str, params: dict, encoder_dim: int) -> str:
         tail = "[f[0], 1 - f[0]]" if represent.has_formats(params) else "[1]"
         if represent.has_levels(params):
             tail = tail[:-1] + ", 0" * represent.level_width(params) + "]"
-        body = _SPLIT_ROW.format(none=none, tail=tail)
+        fill = _fill_tail(params).replace("2d+3", f"{2 * encoder_dim}+3").replace("2d", str(2 * encoder_dim))
+        body = _SPLIT_ROW.format(none=none, tail=tail, space=space, d=encoder_dim, d2=2 * encoder_dim, fill=fill)
     else:
         fs = represent.feature_set(params)
         cov = ", math.log1p(len(prompt)), math.log1p(prompt.count(\"\\n\") + 1)" if fs else ""
@@ -256,13 +257,13 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
             lines.append(f"| {p['start']}..{p['stop'] - 1} | `{p['part']}` | {p['query']} |")
         if any(p["part"] == "e_o" for p in sp["layout"]):
             lines += ["", "A prompt is split at its answer-option block: the first line starting `A.` (or `A)`, "
-                      "`(A)`) that is followed by a `B.` line and has question text before it. A prompt *without* "
-                      "options has zeros in the options half and the covariates (and `c_mc` 0, `c_free` 1), and so "
-                      "does the example below. taskspace itself takes a question typed without its options as the "
-                      "average of what it leaves open: the 50 rows of `prompts/<space>.parquet` whose first `d` "
+                      "`(A)`) that is followed by a `B.` line and has question text before it. taskspace takes a "
+                      "prompt *without* options (a question typed alone) as the average of what it leaves open, and "
+                      "so does the example below: the 50 rows of `prompts/<space>.parquet` whose first `d` "
                       "columns have the largest inner product with the question's embedding are averaged (`m`), and "
                       "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
-                      f"{_fill_tail(sp['params_dict'])}]`."]
+                      f"{_fill_tail(sp['params_dict'])}]` (not zeros in the options half and the covariates: "
+                      "those give other scores and probabilities than taskspace's)."]
         code = example(sp["space"], sp["params_dict"], sp["encoder_dim"])
         if not sp["params_dict"].get("intercept"):  # the plain method (paper): no posterior, no coverage patterns
             lines += ["", f"Method `{sp['method']}` keeps no posterior: the space has no coverage patterns, so its "
