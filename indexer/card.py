@@ -57,6 +57,30 @@ s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row; p = 1 / (1 + np.e
 for k in np.argsort(-s)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 
+INTERVAL_MARK = "<!-- taskspace-interval:{space} -->"
+
+#: the lines after a level space's example that give every model's 90% interval (lo, hi) as taskspace does
+#: (indexer.posterior.Predictor.variance and .interval, indexer.solver.ridge.predictive_variance)
+_INTERVAL = '''r = pq.read_table("models/{space}.parquet", columns=["pattern", "model_lambda", "noise"]).to_pylist(); P = {{x["key"]: x for x in pq.read_table("patterns/{space}.parquet").to_pylist()}}; sc = max(c["calibration_specific"], 1e-6); q2 = (c["calibration_level"] / sc) ** 2; rv = c.get("calibration_region_var") or 0.0; sp = c["calibration_spread"] or 0.0
+def var(i):  # model i's score variance at the query row (the ridge posterior of its pattern, then the map's terms)
+    k = P[r[i]["pattern"]]; n, f = k["n"], k["free"]; mu = np.array(k["mu"], dtype=np.float64); lam = 2 * min(r[i]["model_lambda"], c.get("calibration_lam_cap") or np.inf); s2 = max(r[i]["noise"], 2 * (n + 0.5) / (n + 1) ** 2)
+    x = row[:-{lw}].astype(np.float64); m = x[-2]; x = x[:-2].copy(); x[{d}:] = (x[{d}:] if k["mc_seen"] else m * mu[{d}:]) + (0 if k["free_seen"] else (1 - m) * mu[{d}:])  # a format never observed: the pattern's mean
+    R = x - mu; T = R[len(R) - f:]; e = T @ np.array(k["Cinv"]).reshape(f, f) @ T if f else 0.0; R = R[:len(R) - f] - (np.array(k["K"]).reshape(-1, f) @ T if f else 0); Z = (R @ np.array(k["V"]).reshape(k["width"], k["rank"])) ** 2
+    un = ((0 if k["mc_seen"] else m) + (0 if k["free_seen"] else 1 - m)) ** 2 * sp; b = 1 - len(off[i]) / 10 if c.get("calibration_links") else 1.0
+    return s2 * (1 / n + e + (Z / (np.array(k["w"]) + lam)).sum() + max(R @ R - Z.sum(), 0) / lam) + un + (q2 - 1) * s2 / n + q2 * (1 - cv[i]) ** 2 * rv + max(q2 * (1 - b) ** 2 * max(sp - rv, 0) - un, 0)
+sd = sc * np.sqrt([var(i) for i in range(len(r))]); bend = lambda y: np.interp(y, kz, kl) + np.minimum(y - kz[0], 0) + np.maximum(y - kz[-1], 0); lo, hi = (1 / (1 + np.exp(-bend(z + u * 1.6448536269514722 * sd))) for u in (-1, 1))  # the 90% interval'''
+
+
+def interval_lines(space: str, params: dict, encoder_dim: int) -> str | None:
+    """The lines after a space's example that compute ``lo`` and ``hi`` (:data:`_INTERVAL`); None for a space
+    without levels (its card keeps the words of "Uncertainty" alone)."""
+    from . import represent
+
+    if not (represent.has_levels(params) and represent.has_formats(params)):
+        return None
+    return _INTERVAL.format(space=space, d=encoder_dim, lw=represent.level_width(params))
+
+
 def example(space: str, params: dict, encoder_dim: int) -> str:
     """The Python example for a space: ``encode(texts) -> (n, d) unit rows`` (the named encoder) and ``prompt`` are
     given; it prints the five best models with score and probability and leaves ``s`` and ``p`` for every model."""
@@ -304,12 +328,28 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
                   f"`{sp['encoder_name']}`: e.g. `m = SentenceTransformer(\"{sp['encoder_name']}\"); encode = "
                   "lambda texts: m.encode(texts, normalize_embeddings=True)`; `prompt` is your prompt):", "",
                   EXAMPLE_MARK.format(space=sp["space"]), "```python", code, "```", ""]
+        iv = interval_lines(sp["space"], sp["params_dict"], sp["encoder_dim"])
+        if iv:
+            lines += ["Each model's 90% interval (`lo`, `hi`: what `taskspace search` shows beside the probability), "
+                      "after the example, from the files alone. A record's pattern (`patterns/<space>.parquet`) holds "
+                      "its prompts' mean design row `mu`, the eigenvalues `w` and eigenvectors `V` (`width` x `rank`, "
+                      "row-major) of their centred Gram with the `free` covariates partialled out, `K` (`width` x "
+                      "`free`) those covariates' regression on the embedding part and `Cinv` (`free` x `free`) their "
+                      "inverse Gram. The query row `x` (without its format and level columns; a format the pattern "
+                      "never observed takes `mu` there) centred, `x - mu`, is split into its embedding part and its "
+                      "covariates `t`, `r = x_D - K t`; the score's variance is `s2 (1/n + t' Cinv t + sum_k (V'r)_k^2 / "
+                      "(w_k + 2 lam) + (|r|^2 - |V'r|^2) / (2 lam))` (`s2`: the record's `noise`, at least "
+                      "`2 (n + 1/2) / (n + 1)^2`; `lam`: its `model_lambda`, at most `calibration_lam_cap`), plus the "
+                      "terms of \"Uncertainty\" below; the interval is `p(z -/+ 1.645 calibration_specific sd)`:", "",
+                      INTERVAL_MARK.format(space=sp["space"]), "```python", iv, "```", ""]
     lines += ["## Uncertainty", "",
               "taskspace shows with each probability a 90% interval: the posterior variance of the score (the "
               "ridge posterior of the record's fit: its residual variance `noise` times the leverage of the query row "
               "under its coverage pattern's factors in `patterns/<space>.parquet` and its `model_lambda`, at most the "
               "space's `calibration_lam_cap` where that is set; "
-              "`score_variance` in taskspace's `indexer/posterior.py`) is mapped through the same calibration as "
+              "written out above after the example of a space with levels and answer formats (auto-mc), with the lines "
+              "that compute it) is mapped through the same "
+              "calibration as "
               "`p(score -/+ 1.645 sd)`. With the level/deviation map (`calibration_level` set) the variance adds "
               "`(r^2 - 1) noise / n` (`r = calibration_level / calibration_specific`, `n` the pattern's prompt "
               "count: the model's level counts at the map's weight of the level) and, where the space has a "

@@ -605,6 +605,33 @@ def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, enc
             assert prob[m.model] == pytest.approx(m.probability, abs=2e-5)
 
 
+def test_the_cards_interval_lines_give_taskspaces_intervals(bent, publisher, tmp_path, encoder):
+    """The card's lines after the example compute each model's 90% interval from the published files alone (the ridge
+    posterior of its pattern's factors, its lambda and noise, and the map's terms), and they are taskspace's: for a
+    prompt with options and one without, every model's low and high equal ``find_models``'. Before, the card named the
+    terms and sent the reader to ``score_variance`` in taskspace's code, never saying what the pattern factors are or
+    how the leverage is computed."""
+    store_a, vectors_a, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    (sp,) = store_a.list_spaces()
+    from indexer.space import space_name
+
+    name = space_name(sp)
+    code = card.split(f"<!-- taskspace-example:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
+    lines = card.split(f"<!-- taskspace-interval:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
+    enc = lambda texts: encoder.encode(list(texts))  # noqa: E731 - the named encoder, unit rows
+    for prompt in (unseen[0], "Write a Python function that reverses a linked list."):
+        ns = {"encode": enc, "prompt": prompt}
+        run_card_example(code + "\n" + lines, ns, tmp_path / "d")
+        models = [str(m) for m in ns["t"]["model"].to_pylist()]
+        lo, hi = dict(zip(models, ns["lo"].tolist())), dict(zip(models, ns["hi"].tolist()))
+        want = find_models([prompt], top=100, store=store_a, vectors=vectors_a)
+        assert len(want) == len(models)
+        for m in want:
+            assert (lo[m.model], hi[m.model]) == (pytest.approx(m.low, abs=2e-5), pytest.approx(m.high, abs=2e-5)), m.model
+
+
 def _respace(src: Path, dst: Path, sp, encoder: str, params: dict | None = None) -> Path:
     """A copy of the records in ``src`` whose space claims another encoder id (or ``params``; key, name and file
     names follow)."""
@@ -1675,18 +1702,21 @@ def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_in
     publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
     card = (tmp_path / "d" / "README.md").read_text()
     example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
+    lines = card.split(f"<!-- taskspace-interval:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
     assert len(example.strip().splitlines()) <= 12
     partial = 0
     for prompt in code[:3] + unseen[:2]:
         want = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
         assert not want["query"]["options_filled"]  # a row the example builds as taskspace does
         ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
-        printed = run_card_example(example, ns, tmp_path / "d")
+        printed = run_card_example(example + "\n" + lines, ns, tmp_path / "d")
         models = [str(m) for m in ns["t"]["model"].to_pylist()]
         prob = dict(zip(models, ns["p"].tolist()))
+        iv = dict(zip(models, zip(ns["lo"].tolist(), ns["hi"].tolist())))  # the card's interval lines
         assert len(want["results"]) == len(models)
         for r in want["results"]:
             assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
+            assert iv[r["model"]] == pytest.approx(tuple(r["interval"]), abs=2e-5), (prompt[:40], r["model"])
         assert [ln.split(" ")[0] for ln in printed.splitlines()] == [r["model"] for r in want["results"][:5]]
         partial += sum(c < 1 for c in ns["cv"])
     assert partial  # some model measured on none or part of a query's neighbourhood: c mattered
@@ -1718,18 +1748,21 @@ def test_the_cards_example_and_a_pull_score_a_model_nothing_links_to_the_query_a
     publish("tester/unlinked", store=store_a, dry_run=tmp_path / "d")
     card = (tmp_path / "d" / "README.md").read_text()
     example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
+    lines = card.split(f"<!-- taskspace-interval:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
     assert len(example.strip().splitlines()) <= 12
     queries = code[:3] + unseen[:2]
     want = {}
     for prompt in queries:
         want[prompt] = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
         ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
-        printed = run_card_example(example, ns, tmp_path / "d")
+        printed = run_card_example(example + "\n" + lines, ns, tmp_path / "d")
         models = [str(m) for m in ns["t"]["model"].to_pylist()]
         prob = dict(zip(models, ns["p"].tolist()))
+        iv = dict(zip(models, zip(ns["lo"].tolist(), ns["hi"].tolist())))  # the card's interval lines
         assert len(want[prompt]["results"]) == len(models)
         for r in want[prompt]["results"]:
             assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
+            assert iv[r["model"]] == pytest.approx(tuple(r["interval"]), abs=2e-5), (prompt[:40], r["model"])
         assert [ln.split(" ")[0] for ln in printed.splitlines()] == [r["model"] for r in want[prompt]["results"][:5]]
     # at a code prompt the sample's models (MMLU-Pro only) all score the code group's average model
     at_code = {r["model"]: r["probability"] for r in want[code[0]]["results"]}
