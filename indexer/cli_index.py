@@ -159,8 +159,8 @@ terminated: list[int] = []
 
 def interrupt_on_sigterm() -> None:
     """Make SIGTERM (``timeout``, a service manager, ``kill``) stop this command as Ctrl-C does: the pass (or reindex)
-    records its run as ``interrupted`` and the command exits 143. SIGHUP (its terminal or ssh session closed) the same,
-    exit 129. Before, either signal ended the process at once: its run stayed ``running`` in ``taskspace runs`` until
+    records its run as ``interrupted``, a command that records no run (``evaluate``, ``demo``, ``spaces drop``) says
+    what it kept, and the command exits 143. SIGHUP (its terminal or ssh session closed) the same, exit 129. Before, either signal ended the process at once: its run stayed ``running`` in ``taskspace runs`` until
     the next pass marked it ``killed``."""
     import signal
 

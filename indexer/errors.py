@@ -313,6 +313,26 @@ def full_disk_free(folder, detail: str) -> int | None:
     return free if free < FULL_DISK_BYTES else None
 
 
+def file_size_limit_note(detail: str) -> str:
+    """When ``detail`` (a SQLite error's text) is one a write past this process's file-size limit gives (``ulimit -f``,
+    RLIMIT_FSIZE, with SIGXFSZ ignored: the write fails with EFBIG, which SQLite calls "disk I/O error") and such a
+    limit is set: what to say of it, beginning "; "; "" otherwise. As :func:`full_disk_free` tells a full disk."""
+    import resource
+
+    words = detail.lower()
+    if "disk i/o error" not in words and "disk is full" not in words:
+        return ""
+    try:
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (OSError, ValueError):
+        return ""
+    if limit == resource.RLIM_INFINITY:
+        return ""
+    return (f"; this process runs under a file-size limit of {limit} bytes (`ulimit -f` {limit // 1024}, RLIMIT_FSIZE), "
+            "which a database file grew past: lift it (`ulimit -f unlimited` in the shell or script that starts taskspace, "
+            "LimitFSIZE=infinity in a systemd unit) or raise it above the size the database needs, then run again")
+
+
 def unwritable(path) -> str | None:
     """``path``'s folder (``"the folder F"``), or ``path`` itself, when it exists and cannot be written (a read-only
     file system, no permission); None otherwise. SQLite writes beside its file even to read it."""

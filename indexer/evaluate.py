@@ -683,7 +683,7 @@ def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]
     usable range; past some folds': split -> a warning naming them. Before, constant scores without a word."""
     if eps <= 0:
         return {}
-    top = {sp: [_largest_singular(D[f.train]) for f in folds] for sp, folds in folds_of.items()}
+    top = {sp: _fold_tops(D, folds) for sp, folds in folds_of.items()}
     most = max(max(t) for t in top.values())
     if eps > most:
         from .space import eps_drops_every_component
@@ -709,7 +709,7 @@ def _sweep_past_eps(D: np.ndarray, folds, rows: list[dict]) -> list[str]:
     grid = sorted({r["eps"] for r in rows if r["eps"] > 0})
     if not grid:
         return []
-    top = [_largest_singular(D[f.train]) for f in folds]
+    top = _fold_tops(D, folds)
     past = [(e, sum(t < e for t in top)) for e in grid if any(t < e for t in top)]
     if not past:
         return []
@@ -741,6 +741,12 @@ def _check_eps_unencoded(eps: float, folds_of: dict) -> None:
                                          f"prompts, each embedding of length 1: sqrt({n:,}) bounds them)")
         raise ConfigError(f"{arg('eps', eps)}: {said}; {EPS_PAPER} (the exact bound is known once the prompts are "
                           "encoded)")
+
+
+def _fold_tops(D: np.ndarray, folds) -> list[float]:
+    """The largest singular value of each fold's source prompt embeddings (its training rows of ``D``): past it the
+    paper contestant's ``eps`` drops every component of that fold (:func:`_check_eps`, :func:`_sweep_past_eps`)."""
+    return [_largest_singular(D[f.train]) for f in folds]
 
 
 def _largest_singular(X: np.ndarray) -> float:

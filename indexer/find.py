@@ -280,6 +280,8 @@ class Filters:
                 raise InputError(why, item=f"filters.{name}")  # a prompt of it is refused
             if v is not None and name_problem(v):
                 raise InputError(f"{name} {v[:40]!r} {name_problem(v)}", item=f"filters.{name}")
+            if v is not None:  # "\u200btext-generation", "beta ": the value it names, as a license is (licence_names);
+                setattr(self, name, strip_invisible(v))  # before, kept as given: a filter matching nothing
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Filters":
@@ -487,11 +489,12 @@ def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundErr
     named it (``benchmark``, ``filters.benchmark``, ``models``), kept on the error as ``.item`` (the HTTP layer's
     ``field``)."""
     known = list(known)
-    close = close_matches(name, known)
-    if not close and sum(c.isalnum() for c in name) >= SUBSTRING_MIN:
+    word = strip_invisible(name)  # "MMLU_PRO/Law ": spaces around a name are no part of it (before, no suggestion)
+    close = close_matches(word, known)
+    if not close and sum(c.isalnum() for c in word) >= SUBSTRING_MIN:
         # case-insensitive substring: "llama-3.1-8b" finds "meta-llama/Llama-3.1-8B"; not for "/", "-" or "a", which
         # most names hold (before, "unknown model '/'" suggested the first five models)
-        low = name.lower()
+        low = word.lower()
         close = [k for k in known if low in k.lower()][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     cmd = "taskspace benchmarks" if what == "benchmark" else "taskspace models"
@@ -794,6 +797,8 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     timings: dict[str, float] = {"encode": 0.0}
     t0 = time.perf_counter()
     prompts = _check_query(prompts, benchmark, vector, k, rank)
+    if benchmark is not None:  # "beta ", "\u200bbeta": the benchmark it names, as a filter's is (Filters)
+        benchmark = strip_invisible(benchmark)
     from .browse import _page
 
     offset, _ = _page(offset, None)  # a non-negative integer, as GET /v1/models' offset

@@ -479,6 +479,8 @@ class HubClient:
                     if err is None:
                         raise
                     if retry_after is None:
+                        if isinstance(err, HubOutOfTimeError):  # the deadline spent, as retries giving up spend it:
+                            self._failing = True  # the next operation is tried once (before, retried to its deadline)
                         raise err from None
                     delay = min(self.max_backoff, max(retry_after, self.backoff * (2**attempt)))
                     attempt += 1

@@ -171,6 +171,13 @@ def spec_kind(spec: str) -> str:
     return "hub" if spec.startswith("hub:") else "path"
 
 
+def hub_repo_key(spec: str) -> str:
+    """A Hub spec's repo without its ``@REVISION``, in lower case (the Hub's repo ids are case-insensitive:
+    ``hub:Org/Repo@v2`` is ``hub:org/repo``); any other spec as it is. What one configured source is
+    (:func:`indexer.sourcelist.source_key`) and which dataset a pull came from (:mod:`indexer.publish`)."""
+    return spec.partition("@")[0].lower() if spec_kind(spec) == "hub" else spec
+
+
 def is_limit(value) -> bool:
     """Whether ``value`` is a ``hub-org:`` limit (at most that many datasets): a whole number >= 1. A bool is not
     one, though Python counts it an int (``limit = true`` in sources.toml); 0 listed nothing, a negative one failed

@@ -243,6 +243,9 @@ class Indexer:
             else:
                 report.status = "ok" if not report.errors else "partial"
             report.seconds["total"] = time.perf_counter() - t_start
+            # its database file deleted (or replaced) under the pass: its work and its record went into a file nobody
+            # reads again; a storage error naming the file, not "ok" (before: "ok", and the next pass quietly began anew)
+            getattr(self.store, "check_file", lambda: None)()
             self._record("finish_run", report.run_id, report.status, report.counts, report.errors)
         return report
 

@@ -383,6 +383,25 @@ def _new_columns(old: dict, new: dict) -> list[str]:
     return sorted(set().union(*(r.keys() for r in new.values())) - had)
 
 
+def _unnamed_models(old_paths: dict[str, Path], deletes: list[str]) -> list[str]:
+    """The deleted files under models/ whose space the published ``spaces.parquet`` does not name (a file taskspace
+    did not write: a user's own copy of the records), sorted; every deleted models file where that table is
+    missing or cannot be read is taskspace's (its records count as removed, as before)."""
+    import pyarrow.parquet as pq
+
+    gone = [f for f in deletes if f.startswith(dataset.MODELS_DIR + "/")]
+    if not gone or dataset.SPACES not in old_paths:
+        return []
+    try:
+        named = {dataset.models_file(s) for s in pq.read_table(old_paths[dataset.SPACES], columns=["space"])
+                 .column("space").to_pylist()}
+    except Exception as exc:  # noqa: BLE001 - an unreadable table: count the files' records, as before
+        log.warning("cannot read %s of the published dataset (%s); every deleted models file counts as records",
+                    dataset.SPACES, exc)
+        return []
+    return sorted(f for f in gone if f not in named)
+
+
 # ----------------------------------------------------------------------------------------------- publish
 @dataclass
 class PublishResult:
@@ -405,12 +424,13 @@ class PublishResult:
 
 
 def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = (),
-                   stamped: tuple[int, list[str]] = (0, []), others: list[str] = ()) -> str:
+                   stamped: tuple[int, list[str]] = (0, []), others: list[str] = (), unnamed: list[str] = ()) -> str:
     """The commit's summary; ``new_columns``: the columns the model files gain (an older taskspace published them
     without), said once as why the files are rewritten (a record lacking one reads as null: not counted changed);
     ``stamped``: how many of the ``changed`` differ only in when or by which version they were computed, and in which
     of those columns (:func:`_only_stamps`); ``others``: the files other than model files the commit writes or deletes,
-    named when no model record changed and no new column explains the commit (a card listing a new source)."""
+    named when no model record changed and no new column explains the commit (a card listing a new source);
+    ``unnamed``: the files under models/ the commit deletes that no published space names (:func:`_unnamed_models`)."""
     cols = ", ".join(new_columns)
     n, stamps = stamped
     more = (f"; {n} of the changed {'differs' if n == 1 else 'differ'} only in {' and '.join(stamps)} ({' or '.join(_STAMPS[c] for c in stamps)})"
@@ -419,6 +439,9 @@ def commit_message(added: int, changed: int, removed: int, spaces: int, new_colu
              "published before lack" if new_columns else "")
     if others and not (added or changed or removed or new_columns):  # before: a commit said to change nothing
         more += f"; no model record changed, only {', '.join(others)}"
+    if unnamed:
+        more += (f"; deleted {', '.join(unnamed)}, which no published space names ({dataset.MODELS_DIR}/*.parquet is "
+                 "taskspace's)")
     return (f"taskspace publish: {added} model record(s) added, {changed} changed, {removed} removed "
             f"({spaces} space(s)){more}")
 
@@ -558,15 +581,19 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
         if not adds and not deletes:
             log.info("publish %s: nothing changed since commit %s; no commit", repo_id, snap.sha)
             return PublishResult(repo_id, None, 0, 0, 0, [], message=None)
+        # a models file no space of the published spaces.parquet names is not taskspace's (a user's own copy): it is
+        # deleted (models/*.parquet is managed) and said so, its rows not counted as removed records
+        unnamed = _unnamed_models(old_paths, deletes)
         # the records of the model files that changed (an unchanged file holds the same records)
         changed_models = {f: p for f, p in old_paths.items() if f.startswith(dataset.MODELS_DIR + "/") and
-                          (f in adds or f in deletes)}
+                          (f in adds or f in deletes) and f not in unnamed}
         new_records = {k: r for k, r in rs.records.items() if dataset.models_file(k[0]) in adds}
         old_records = _records_of(changed_models)
     added, changed, removed = _diff(old_records, new_records)
     message = commit_message(added, changed, removed, len(rs.spaces), _new_columns(old_records, new_records),
                              _only_stamps(old_records, new_records),
-                             sorted(f for f in [*adds, *deletes] if not f.startswith(dataset.MODELS_DIR + "/")))
+                             sorted(f for f in [*adds, *deletes] if not f.startswith(dataset.MODELS_DIR + "/")),
+                             unnamed)
     sha = hub.commit(repo_id, adds, deletes, message, parent=snap.sha)
     log.info("published %s at %s: %s", repo_id, sha, message)
     return PublishResult(repo_id, sha, added, changed, removed, sorted(adds), deletes, message=message)
@@ -796,8 +823,9 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
 def _dataset_of(origin: str) -> str:
     """The dataset a pull's origin names, whatever its revision: ``hub:org/name`` (Hub ids are case-insensitive) of
     ``hub:ORG/NAME@SHA``, a folder as it is; cut as the pulled marker stores an origin (128 characters)."""
-    o = origin[:128]
-    return o.partition("@")[0].lower() if o.startswith("hub:") else o
+    from .ingest import hub_repo_key
+
+    return hub_repo_key(origin[:128])
 
 
 def _drop_withdrawn(store, vectors, spaces, origin: str) -> list[str]:

@@ -29,7 +29,6 @@ method) is searched with a warning saying that ``taskspace index`` builds the co
 from __future__ import annotations
 
 import atexit
-import difflib
 import threading
 from dataclasses import dataclass
 
@@ -546,6 +545,8 @@ def _check_raw_fields(vectors, name: str, where: dict) -> None:
     """InputError for a field of a raw payload filter that no model's payload carries (a misspelt ``licence``), naming
     the close field and those the models carry; asked only of a filter that let no model through, so it costs
     nothing otherwise. Before, such a filter answered ``[]`` without a word, as if no model fit it."""
+    from .find import close_matches
+
     one = next(vectors.scan(name, "models"), None)
     if one is None:  # no model at all: the caller's checks say the index is empty
         return
@@ -554,7 +555,7 @@ def _check_raw_fields(vectors, name: str, where: dict) -> None:
         # not in one model's payload, nor a value in any other's (a field only some points carry, a pulled vector's
         # n_by_benchmark, is no typo)
         if field_name not in carried and not vectors.count(name, "models", {field_name: {"missing": False}}):
-            close = difflib.get_close_matches(field_name, carried, n=1, cutoff=0.6)
+            close = close_matches(field_name, carried, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise InputError(f"no indexed model carries the payload field {field_name!r}, so the filter matches "
                              f"nothing{hint}; the models' payload fields: {', '.join(carried)}",

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import SOURCE_OPTIONS, ConfigError, IndexerError, arg
-from .ingest import is_limit, spec_kind, spec_text
+from .ingest import hub_repo_key, is_limit, spec_kind, spec_text
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +141,7 @@ def source_key(spec: str) -> str:
     (one Hub repo is one stored source, ``hub:ORG/REPO``, whichever revision is read: two revisions configured would
     each replace the other's results every pass), a Hub repo's in lower case (the Hub's repo ids are
     case-insensitive: ``hub:Org/Repo`` is ``hub:org/repo``, whose stored source an ingest of either reads)."""
-    spec = normalise(spec)
-    return spec.partition("@")[0].lower() if spec_kind(spec) == "hub" else spec
+    return hub_repo_key(normalise(spec))
 
 
 def reading(location: str, sources: list[SourceSpec]) -> list[SourceSpec]:

@@ -1178,3 +1178,17 @@ def test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing(tmp_p
     res = run("benchmarks")  # a list: empty, as on a home indexed with nothing
     assert res.returncode == 0 and res.stdout.startswith("no benchmarks yet"), res
     assert not home.exists(), list(home.rglob("*"))
+
+
+def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_suggested_on_the_cli(indexed):
+    """`taskspace models -b "beta "` lists what `-b beta` lists and `search -b "beta "` ranks for beta, as the HTTP API
+    does; `search -b BETA` and `models --measured-on "Beta "` say "unknown benchmark ...; did you mean beta?" through
+    the one `find.suggest`. Before, "beta " was an unknown benchmark."""
+    want = run("models", "--json", "-b", "beta")
+    got = run("models", "--json", "-b", "beta ")
+    assert got.returncode == 0 and json.loads(got.stdout)["models"] == json.loads(want.stdout)["models"] != [], got.stderr
+    got = run("search", "--json", "-b", "\u200bbeta ")
+    assert got.returncode == 0 and json.loads(got.stdout)["query"]["benchmark"] == "beta", got.stderr
+    for args in (("search", "-b", "BETA"), ("models", "--measured-on", "Beta ")):
+        got = run(*args)
+        assert got.returncode != 0 and "did you mean beta?" in got.stderr, (args, got.stderr)

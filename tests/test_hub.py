@@ -1366,3 +1366,29 @@ def test_an_hf_endpoint_that_is_no_http_url_is_said_at_once(hub_server, monkeypa
                               "http:// or https:// URL with a host: set HF_ENDPOINT to the Hub's URL "
                               "(https://huggingface.co) or a mirror's (https://HOST[:PORT])")
     assert sleeps == [] and len(hub_server.log) == before
+
+
+def test_after_an_out_of_time_operation_the_next_is_tried_once_as_after_any_outage(client, hub_server):
+    """An operation out of time (`HubOutOfTimeError`: the deadline passed between huggingface_hub's own requests) marks
+    the client failing, as the retries giving up do: the client's next operation in the same process (the next repo of
+    a pass, a request after a pull) is tried once, not retried with backoff until its own deadline. Before, it was
+    retried as on a healthy Hub: a slow Hub cost a whole deadline per operation."""
+    from indexer.hub import HubOutageError
+
+    snap = client.repo_snapshot(LB)
+    now, step, sleeps = [0.0], [40.0], []
+
+    def clock():  # each look at the clock 40 s later: a slow Hub
+        now[0] += step[0]
+        return now[0]
+
+    slow = HubClient(deadline=60.0, clock=clock, sleep=sleeps.append)
+    name = next(f for f in snap.files if f.endswith(".md"))
+    with pytest.raises(HubOutageError, match="out of time"):
+        slow.download(snap, [name])
+    step[0] = 0.0  # the next operation has time, and the Hub fails it
+    hub_server.fail("/api/models/fake-org/tiny-lb", [503])
+    with pytest.raises(HubOutageError, match="not retried: an earlier request had failed as well"):
+        slow.model_info("fake-org/tiny-lb")
+    assert sleeps == []
+    assert slow.model_info("fake-org/tiny-lb")["likes"] == 7 and not slow._failing  # a success ends it

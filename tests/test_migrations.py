@@ -440,3 +440,26 @@ def test_a_bad_url_given_to_taskspace_db_is_told_to_be_fixed_where_it_was_given(
         with pytest.raises(StoreError) as info:
             call(url)
         assert "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`" in str(info.value), str(info.value)
+
+
+def test_db_current_check_exits_nonzero_unless_the_schema_is_at_head(tmp_path):
+    """`taskspace db current --check`: exit 0 at the code's head, 1 for a database behind it or empty (`taskspace db
+    upgrade` brings it there), 3 for one a newer taskspace migrated; a script need not parse the text. Without
+    --check the command shows the state and exits 0, as before."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    run = lambda *a: CliRunner().invoke(app, ["db", "current", "--url", url, *a])  # noqa: E731
+    assert run("--check").exit_code == 1  # empty (no file)
+    migrate.upgrade_url(url, "0019")
+    r = run("--check")
+    assert r.exit_code == 1 and "run `taskspace db upgrade`" in r.output, r.output
+    assert run().exit_code == 0
+    migrate.upgrade_url(url)
+    assert run("--check").exit_code == 0
+    _set_revision(url, "ffff_future")
+    assert run("--check").exit_code == 3
+    assert "--check" in CliRunner().invoke(app, ["db", "current", "-h"]).output
+    assert "--check" in CliRunner().invoke(app, ["db", "-h"]).output

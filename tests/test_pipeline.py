@@ -1174,3 +1174,52 @@ def test_taskspace_index_beside_a_server_holding_the_embedded_index_refuses_befo
         assert store.list_sources() == [] and store.list_runs() == []
     finally:
         store.close()
+
+
+def test_a_pass_whose_database_file_is_deleted_under_it_fails_naming_the_file(tmp_path, env, taskspace_home):
+    """`rm $TASKSPACE_HOME/taskspace.db*` while a pass runs: SQLite goes on writing into the deleted (unlinked) file.
+    The pass must not record `ok` into it and exit 0: it fails as a storage error (exit 3) naming the file. Before,
+    `ok`, and the next pass quietly made a new database and ingested everything again."""
+    from indexer.errors import StoreError
+
+    rng = np.random.default_rng(8)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 6), 6)
+    ix = env()
+    db = taskspace_home / "taskspace.db"
+    real = ix._pass
+
+    def pass_then_delete(*a, **k):
+        real(*a, **k)
+        for f in taskspace_home.glob("taskspace.db*"):  # as `rm $TASKSPACE_HOME/taskspace.db*` mid-pass
+            f.unlink()
+
+    ix._pass = pass_then_delete
+    with pytest.raises(StoreError) as err:
+        ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert err.value.exit_code == 3 and str(db) in str(err.value) and "deleted" in str(err.value)
+
+
+def test_a_database_made_afresh_beside_an_index_is_a_warning(tmp_path, env, taskspace_home, caplog):
+    """A home whose SQL store is gone but whose Qdrant index is there: the store made afresh is logged as a WARNING
+    saying the database was missing and is being rebuilt (every source ingested again, run history gone); a
+    new home's first store stays quiet. Before, "migrating ... from None to 0020" at INFO only."""
+    import logging
+
+    from indexer.store.sql import open_store
+
+    rng = np.random.default_rng(8)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 6), 6)
+    with caplog.at_level(logging.INFO):
+        ix = env()
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
+    ix.vectors.close()
+    ix.store.close()
+    for f in taskspace_home.glob("taskspace.db*"):
+        f.unlink()
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        open_store().close()
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and str(taskspace_home / "taskspace.db") in warned[0], warned
+    assert "missing" in warned[0] and str(taskspace_home / "qdrant") in warned[0]

@@ -218,6 +218,28 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
         store_b.close()
 
 
+def test_a_users_own_parquet_under_models_is_deleted_and_said_so_not_counted_as_removed_records(publisher, hub_server,
+                                                                                                  monkeypatch):
+    """A file under models/ that no published space names (the user's own copy of the records) is deleted, as
+    models/*.parquet is managed; before, its rows were counted as removed model records ("0 added, 0 changed, 25
+    removed" when no record was removed)."""
+    from indexer.hub import HubClient
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    first = publish("tester/recs", store=store_a)
+    client = HubClient()
+    snap = client.repo_snapshot("tester/recs")
+    root = client.download(snap, [f for f in first.files if f.startswith("models/")])
+    mine = next(root / f for f in first.files if f.startswith("models/"))
+    client.commit("tester/recs", {"models/mine.parquet": mine.read_bytes()}, [], "my copy", parent=snap.sha)
+    res = publish("tester/recs", store=store_a)
+    assert (res.added, res.changed, res.removed) == (0, 0, 0) and res.deleted == ["models/mine.parquet"]
+    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); deleted "
+                           "models/mine.parquet, which no published space names (models/*.parquet is taskspace's)")
+    assert hub_server.commits[-1]["summary"] == res.message
+
+
 def test_a_republish_over_records_without_a_newer_column_counts_only_the_records_that_differ(publisher, hub_server,
                                                                                              monkeypatch):
     """Records the previous release published (no `num_parameters_from` column), published again by this one from the
@@ -427,6 +449,42 @@ def test_the_card_says_how_many_lines_each_example_has():
     assert "Ten lines" not in text + plain
 
 
+def test_the_card_says_how_encoder_revision_is_computed_and_its_recipe_gives_taskspaces(encoder, tmp_path):
+    """The card says how ``encoder_revision`` is computed, with the few lines that compute it, and which files count:
+    run over the packaged all-MiniLM-L6-v2 folder they give taskspace's revision, over a full Hub snapshot of the model
+    (its extra ``pytorch_model.bin``, ``openvino/*.bin``, ``onnx/*.onnx`` here stand-ins) another one, and over the
+    snapshot's files the card lists the same one. Before, the card said "a fingerprint of its weights" and no more, so
+    a consumer could not check that their copy of the encoder is the one the vectors were made with."""
+    import re
+
+    from indexer.encoder import _minilm_path
+
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    code = text.split("<!-- taskspace-encoder-revision -->\n```python\n", 1)[1].split("```", 1)[0]
+    ns: dict = {}
+    exec(compile(code, "card-encoder-revision", "exec"), ns)
+    folder = _minilm_path()
+    assert ns["encoder_revision"](folder) == encoder.revision
+    snap = tmp_path / "snapshot"
+    shutil.copytree(folder, snap)
+    for extra in ("pytorch_model.bin", "openvino/openvino_model.bin", "onnx/model.onnx"):
+        (snap / extra).parent.mkdir(exist_ok=True)
+        (snap / extra).write_bytes(b"the same weights in another format")
+    assert ns["encoder_revision"](snap) != encoder.revision  # a whole snapshot: another fingerprint
+    said = " ".join(text.split()).split("the files that count are ", 1)[1].split(";", 1)[0]
+    listed = re.findall(r"`([^`]+)`", said)
+    counted = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file() and
+                     f.suffix in {".json", ".safetensors", ".bin", ".txt"} and f.name != "README.md")
+    assert sorted(listed) == counted
+    only = tmp_path / "only"
+    for name in listed:
+        (only / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(snap / name, only / name)
+    assert ns["encoder_revision"](only) == encoder.revision
+    for phrase in ("sha256", "first 16 hex", "`pytorch_model.bin`", "`openvino/", "Hub commit"):
+        assert phrase in text, phrase
+
+
 def test_the_cards_example_names_the_encoder_of_its_own_space():
     """Each space's example says to embed with that space's encoder (``encoder_name``): an all-mpnet-base-v2 space's
     example names all-mpnet-base-v2; before, every example said ``SentenceTransformer("sentence-transformers/
@@ -537,19 +595,41 @@ def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, enc
         models = [str(m) for m in ns["t"]["model"].to_pylist()]
         got = dict(zip(models, ns["s"].tolist()))
         prob = dict(zip(models, ns["p"].tolist()))
-        if "A." in prompt:  # with options: exactly taskspace's row, so its scores and probabilities
-            want = find_models([prompt], top=100, store=store_a, vectors=vectors_a)
-            assert len(want) == len(models)
-            for m in want:
-                assert got[m.model] == pytest.approx(m.score, abs=2e-5)
-                assert prob[m.model] == pytest.approx(m.probability, abs=2e-5)
-        else:  # without options: the row of a prompt without any (zeros there, [0, 1] at the end)
-            from indexer import represent
+        # exactly taskspace's row, so its scores and probabilities: with options, and without, where taskspace fills
+        # the options from the 50 nearest indexed prompts (before, the example built a row of zeros there: 76% for
+        # taskspace's 72%)
+        want = find_models([prompt], top=100, store=store_a, vectors=vectors_a)
+        assert len(want) == len(models)
+        for m in want:
+            assert got[m.model] == pytest.approx(m.score, abs=2e-5)
+            assert prob[m.model] == pytest.approx(m.probability, abs=2e-5)
 
-            row = represent.rows([prompt], encoder.encode, sp, lifted=True)[0]
-            vec = {mv.model: mv.vector for mv in store_a.load_model_vectors(sp.id)}
-            for k, s in got.items():
-                assert s == pytest.approx(float(row @ vec[k]), abs=2e-5)
+
+def test_the_cards_interval_lines_give_taskspaces_intervals(bent, publisher, tmp_path, encoder):
+    """The card's lines after the example compute each model's 90% interval from the published files alone (the ridge
+    posterior of its pattern's factors, its lambda and noise, and the map's terms), and they are taskspace's: for a
+    prompt with options and one without, every model's low and high equal ``find_models``'. Before, the card named the
+    terms and sent the reader to ``score_variance`` in taskspace's code, never saying what the pattern factors are or
+    how the leverage is computed."""
+    store_a, vectors_a, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    (sp,) = store_a.list_spaces()
+    from indexer.space import space_name
+
+    name = space_name(sp)
+    code = card.split(f"<!-- taskspace-example:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
+    lines = card.split(f"<!-- taskspace-interval:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
+    enc = lambda texts: encoder.encode(list(texts))  # noqa: E731 - the named encoder, unit rows
+    for prompt in (unseen[0], "Write a Python function that reverses a linked list."):
+        ns = {"encode": enc, "prompt": prompt}
+        run_card_example(code + "\n" + lines, ns, tmp_path / "d")
+        models = [str(m) for m in ns["t"]["model"].to_pylist()]
+        lo, hi = dict(zip(models, ns["lo"].tolist())), dict(zip(models, ns["hi"].tolist()))
+        want = find_models([prompt], top=100, store=store_a, vectors=vectors_a)
+        assert len(want) == len(models)
+        for m in want:
+            assert (lo[m.model], hi[m.model]) == (pytest.approx(m.low, abs=2e-5), pytest.approx(m.high, abs=2e-5)), m.model
 
 
 def _respace(src: Path, dst: Path, sp, encoder: str, params: dict | None = None) -> Path:
@@ -1622,18 +1702,21 @@ def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_in
     publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
     card = (tmp_path / "d" / "README.md").read_text()
     example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
+    lines = card.split(f"<!-- taskspace-interval:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
     assert len(example.strip().splitlines()) <= 12
     partial = 0
     for prompt in code[:3] + unseen[:2]:
         want = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
         assert not want["query"]["options_filled"]  # a row the example builds as taskspace does
         ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
-        printed = run_card_example(example, ns, tmp_path / "d")
+        printed = run_card_example(example + "\n" + lines, ns, tmp_path / "d")
         models = [str(m) for m in ns["t"]["model"].to_pylist()]
         prob = dict(zip(models, ns["p"].tolist()))
+        iv = dict(zip(models, zip(ns["lo"].tolist(), ns["hi"].tolist())))  # the card's interval lines
         assert len(want["results"]) == len(models)
         for r in want["results"]:
             assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
+            assert iv[r["model"]] == pytest.approx(tuple(r["interval"]), abs=2e-5), (prompt[:40], r["model"])
         assert [ln.split(" ")[0] for ln in printed.splitlines()] == [r["model"] for r in want["results"][:5]]
         partial += sum(c < 1 for c in ns["cv"])
     assert partial  # some model measured on none or part of a query's neighbourhood: c mattered
@@ -1665,18 +1748,21 @@ def test_the_cards_example_and_a_pull_score_a_model_nothing_links_to_the_query_a
     publish("tester/unlinked", store=store_a, dry_run=tmp_path / "d")
     card = (tmp_path / "d" / "README.md").read_text()
     example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
+    lines = card.split(f"<!-- taskspace-interval:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
     assert len(example.strip().splitlines()) <= 12
     queries = code[:3] + unseen[:2]
     want = {}
     for prompt in queries:
         want[prompt] = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
         ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
-        printed = run_card_example(example, ns, tmp_path / "d")
+        printed = run_card_example(example + "\n" + lines, ns, tmp_path / "d")
         models = [str(m) for m in ns["t"]["model"].to_pylist()]
         prob = dict(zip(models, ns["p"].tolist()))
+        iv = dict(zip(models, zip(ns["lo"].tolist(), ns["hi"].tolist())))  # the card's interval lines
         assert len(want[prompt]["results"]) == len(models)
         for r in want[prompt]["results"]:
             assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
+            assert iv[r["model"]] == pytest.approx(tuple(r["interval"]), abs=2e-5), (prompt[:40], r["model"])
         assert [ln.split(" ")[0] for ln in printed.splitlines()] == [r["model"] for r in want[prompt]["results"][:5]]
     # at a code prompt the sample's models (MMLU-Pro only) all score the code group's average model
     at_code = {r["model"]: r["probability"] for r in want[code[0]]["results"]}

@@ -2620,3 +2620,53 @@ def test_a_servers_model_pages_show_an_ingest_and_its_workers_pass_beside_them(i
         now = page("org/m2")
         assert now == alone("org/m2")
         assert {s["of"] for s in now["strengths"]} == {s["of"] + 1 for s in first["strengths"]}
+
+
+def test_every_text_filter_with_invisible_characters_at_its_edges_is_the_value_it_names(client):
+    """`pipeline_tag` and `benchmark` (`measured_on`) filters with invisible characters or spaces at their edges
+    (`"\u200btext-generation"`, `"beta\ufeff"`) are the values they name, as a license is (`records.strip_invisible`,
+    through `Filters`, which the CLI's options, `POST /v1/find` and `GET /v1/models` all read): echoed stripped, answered
+    as the plain value. Before, kept as given: a tag matching no model, a benchmark "unknown"."""
+    from indexer.find import Filters
+
+    f = Filters(pipeline_tag="\u200btext-generation ", benchmark=" \ufeffbeta\u200d")
+    assert (f.pipeline_tag, f.benchmark) == ("text-generation", "beta")
+    want = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"benchmark": "beta"}}).json()
+    listed = client.get("/v1/models", params={"measured_on": "beta"}).json()
+    assert want["results"] and listed["models"], (want, listed)
+    for b in ("\u200bbeta", "beta\ufeff", " \u200dbeta "):
+        got = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"benchmark": b}})
+        assert got.status_code == 200 and got.json()["query"]["filters"] == {"benchmark": "beta"}, got.text
+        assert got.json()["results"] == want["results"]
+        got = client.get("/v1/models", params={"measured_on": b})
+        assert got.status_code == 200 and got.json()["models"] == listed["models"], got.text
+    got = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"pipeline_tag": "\u200btext-generation"}})
+    assert got.status_code == 200 and got.json()["query"]["filters"] == {"pipeline_tag": "text-generation"}, got.text
+    assert client.get("/v1/models", params={"pipeline_tag": "\u200btext-generation"}).status_code == 200
+
+
+def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_suggested(client):
+    """A benchmark named with spaces or invisible characters around it (`"beta "`, as pasted) is the benchmark it names
+    on `POST /v1/find` (a query, a filter) and `GET /v1/models` (`benchmark`, `measured_on`); one typed in another case
+    (`"BETA"`, `"Alpha "`) is a 404 suggesting the stored name, through the one `find.suggest` an unknown model's
+    lookup uses (`taskspace search -b`, `taskspace models -b` and `--measured-on` call the same). Before, the first
+    was "unknown benchmark 'beta '", and a name in another case with a space after it (`"MMLU_PRO/Law "`) suggested
+    nothing: difflib compares case, and the case-insensitive substring fallback kept the space."""
+    from indexer.find import suggest
+
+    want = client.post("/v1/find", json={"benchmark": "beta"}).json()
+    listed = client.get("/v1/models", params={"benchmark": "beta"}).json()
+    for b in ("beta ", " \u200bbeta"):
+        got = client.post("/v1/find", json={"benchmark": b})
+        assert got.status_code == 200 and got.json()["query"]["benchmark"] == "beta", got.text
+        assert got.json()["results"] == want["results"]
+        got = client.get("/v1/models", params={"benchmark": b})
+        assert got.status_code == 200 and got.json()["models"] == listed["models"], got.text
+    for b, ours in (("BETA", "beta"), ("Alpha ", "alpha")):
+        for got in (client.post("/v1/find", json={"benchmark": b}),
+                    client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"benchmark": b}}),
+                    client.get("/v1/models", params={"benchmark": b}),
+                    client.get("/v1/models", params={"measured_on": b})):
+            assert got.status_code == 404 and f"did you mean {ours}?" in got.json()["error"]["message"], got.text
+    known = ["mmlu_pro/law", "mmlu_pro/math", "bbh/navigate"]
+    assert "did you mean mmlu_pro/law?" in str(suggest("MMLU_PRO/Law ", known, "benchmark"))

@@ -823,3 +823,31 @@ def test_an_interrupt_while_rows_are_fetched_logs_no_error(tmp_path, caplog):
         assert len(store.prompt_texts(ids)) == len(ids)
     finally:
         store.close()
+
+
+def test_a_write_past_a_file_size_limit_says_the_limit(tmp_path):
+    """A pass run under a file-size limit (`ulimit -f`, SIGXFSZ ignored as a service manager may: the write fails
+    with EFBIG) whose SQLite file grows past it: the store error says a file-size limit of N bytes was hit and to
+    raise it (`ulimit -f`, LimitFSIZE=), as a full disk's says the disk is full; before, a bare "disk I/O error"."""
+    db = str(tmp_path / "t.db")
+    code = textwrap.dedent(f"""
+        import resource, signal
+        from sqlalchemy import text
+        from indexer.errors import StoreError
+        from indexer.store.sql import Store
+        store = Store("sqlite:///" + {db!r}, upgrade=True)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        try:
+            with store._write("storing the test rows") as conn:
+                conn.execute(text("create table big (x blob)"))
+                for _ in range(40):
+                    conn.execute(text("insert into big values (randomblob(100000))"))
+            print("written")
+        except StoreError as exc:
+            print(exc)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    said = res.stdout.strip()
+    assert res.returncode == 0 and said != "written", (said, res.stderr[-2000:])
+    assert "file-size limit" in said and "1048576 bytes" in said and "ulimit -f" in said, said

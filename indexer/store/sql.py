@@ -131,13 +131,14 @@ import logging
 import operator
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from pathlib import Path
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..errors import BusyError, ConnectionLostError, InputError, StoreError
+from ..errors import BusyError, ConnectionLostError, InputError, StoreError, file_size_limit_note
 from . import sql_lock
 from . import sql_migrate as migrate
 from .sql_derived import DerivedMixin
@@ -186,6 +187,13 @@ def _model_parameter_count(value, key: str) -> int | None:
     return parameter_count(value)
 
 
+def _holds_files(folder) -> Path | None:
+    """``folder`` when it holds a file (at any depth), else None."""
+    if folder is None or not Path(folder).is_dir():
+        return None
+    return Path(folder) if any(p.is_file() for p in Path(folder).rglob("*")) else None
+
+
 def _parse_time(value, key: str, field: str):
     if value is None or isinstance(value, datetime):
         return value
@@ -213,11 +221,15 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         self.url = url
         self.engine: Engine = migrate.make_engine(url)
         self.dialect = self.engine.dialect.name
+        # the index beside a default SQLite store that is about to be made afresh (its file gone): said as a warning
+        self._index_folder = settings.qdrant_path if settings.is_default_database and not settings.qdrant_url else None
         try:
             self._check_schema(bool(upgrade))
         except BaseException:
             self.engine.dispose()
             raise
+        self._file = migrate.sqlite_path(self.engine.url)
+        self._file_id = migrate.file_identity(self._file)
 
     def _check_schema(self, upgrade: bool) -> None:
         cur = migrate.current(self.engine)  # also the fail-fast connectivity check
@@ -225,6 +237,11 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             return
         head = migrate.head()
         if upgrade and (cur is None or cur in migrate.known_revisions()):
+            if cur is None and (index := _holds_files(self._index_folder)):
+                log.warning("the database %s was missing (deleted, or moved away) though the index %s beside it is "
+                            "there: making a new, empty one; the next pass ingests every source again and the run "
+                            "history is gone. If that was not meant, stop taskspace and put the database back from a "
+                            "backup", migrate.sqlite_path(self.url) or migrate.safe_url(self.url), index)
             log.info("migrating %s from %s to %s", migrate.safe_url(self.url), cur, head)
             migrate.upgrade(self.engine)
             return
@@ -234,6 +251,19 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         if cur not in migrate.known_revisions():
             raise StoreError(f"the database at {where} is at schema {cur}, newer than this taskspace (head {head}); upgrade taskspace")
         raise StoreError(f"the database at {where} is at schema {cur}, this taskspace needs {head}; run `taskspace db upgrade`")
+
+    def check_file(self) -> None:
+        """A StoreError (exit 3) naming the file when this SQLite store's file is no longer the one it opened:
+        deleted (``rm taskspace.db*``) or replaced while it was open. SQLite goes on writing into a deleted file, so a
+        pass that wrote into it would record success in a file nobody will read again. Nothing for another database."""
+        if self._file is None or migrate.file_identity(self._file) == self._file_id:
+            return
+        what = "deleted" if not self._file.exists() else "replaced by another file"
+        raise StoreError(
+            f"the database file {self._file} was {what} while taskspace had it open: what this process wrote since went "
+            "into the old file and is lost, and its run could not be recorded. The next command or pass uses the file "
+            "now there (a new, empty database when there is none: every source ingested again, the run history gone); "
+            "put the database back from a backup first if you have one, and do not remove it while taskspace runs")
 
     def close(self) -> None:
         self.engine.dispose()
@@ -481,7 +511,8 @@ class _Tx:
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
-        hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
+        hint = (_timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
+                or file_size_limit_note(detail))
         # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);
         # not after the server said its idle-in-transaction timeout ended it (the same work meets it again)
         kind = ConnectionLostError if self._lost(exc, detail) else StoreError

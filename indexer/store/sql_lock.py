@@ -57,12 +57,18 @@ def _holders(conn, key: int) -> str | None:
     return holder
 
 
+def _lock_key(conn, name: str) -> tuple[str, int]:
+    """``(scope, key)`` of the advisory lock ``name``: the database and schema ``conn`` is in (``db.schema``) and the
+    lock's key in it, one per lock name and schema (:func:`pg_lock` takes it, :func:`pg_lock_holder` looks at it)."""
+    scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
+    return scope, zlib.crc32(f"taskspace:{scope}:{name}".encode())
+
+
 def pg_lock_holder(engine: Engine, name: str) -> str | None:
     """Who holds the advisory lock ``name`` now (as :func:`_holders` says it), or None, without asking for it: a
     reader (`taskspace runs`) must not make a pass starting at that moment meet a busy lock."""
     with engine.connect() as conn:
-        scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
-        return _holders(conn, zlib.crc32(f"taskspace:{scope}:{name}".encode()))
+        return _holders(conn, _lock_key(conn, name)[1])
 
 
 def _try_lock(conn, key: int) -> bool:
@@ -148,8 +154,7 @@ def pg_lock(engine: Engine, name: str):
     held = None
     try:
         try:
-            scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
-            key = zlib.crc32(f"taskspace:{scope}:{name}".encode())
+            scope, key = _lock_key(conn, name)
             got = _try_lock(conn, key)
             holder = None if got else _holders(conn, key)
         except SQLAlchemyError as exc:

@@ -19,7 +19,8 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from ..errors import DatabaseURLError, DatabaseUnreachableError, StoreError, full_disk_free, unwritable
+from ..errors import (DatabaseURLError, DatabaseUnreachableError, StoreError, file_size_limit_note, full_disk_free,
+                      unwritable)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 CONNECT_TIMEOUT_S = 5
@@ -179,6 +180,8 @@ def connect_error(url, exc: Exception) -> StoreError:
             f"cannot use the database at {safe_url(url)}: {detail}, because the disk holding {path.parent} is full "
             f"({_free_text(free)} free; SQLite writes beside the file even to read it): free some space there, or "
             "set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place with room")
+    if path is not None and (limit := file_size_limit_note(detail)):
+        return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{limit}")
     if path is not None and (read_only := unwritable(path)) is not None:
         return StoreError(
             f"cannot use the database at {safe_url(url)}: {detail}, because {read_only} cannot be written (a read-only file "
@@ -245,6 +248,18 @@ def sqlite_path(url) -> Path | None:
     if u.get_backend_name() != "sqlite" or not db or db == ":memory:" or db.startswith("file:"):
         return None
     return Path(db).expanduser()
+
+
+def file_identity(path: Path | None) -> tuple[int, int] | None:
+    """The device and inode of ``path`` (None for no path or no file): which file a name stands for, to tell a
+    database file deleted or replaced under an open store (:meth:`indexer.store.sql.Store.check_file`)."""
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _free_text(free: int) -> str:
