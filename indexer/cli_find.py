@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from .cli_index import checked_option, each, one_value
+from .cli_index import checked_option, each, one_value, write_out
 from .errors import InputError
 
 
@@ -265,8 +265,8 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
         first = _table_line(rows[0], columns, widths)
         if lines.count(first) == 1:
             at = lines.index(first)
-            console.file.write("\n".join([*lines[:at], *(_table_line(r, columns, widths) for r in rows), *lines[at + 1:]]))
-            console.file.flush()
+            write_out("\n".join([*lines[:at], *(_table_line(r, columns, widths) for r in rows), *lines[at + 1:]]),
+                      console.file)
             return
     console.print(_rich_table(title, caption, columns, widths, rows))
 

@@ -20,7 +20,22 @@ from .errors import item_error_line
 def echo_json(obj) -> None:
     """Print an object as indented JSON on stdout: standard JSON (RFC 8259), so a number without a value (a NaN
     metric, an infinite bound) is ``null``; Python's bare ``NaN`` token is refused by jq 1.6, JSON.parse and Go."""
-    typer.echo(json_text(obj))
+    write_out(json_text(obj) + "\n")
+
+
+#: the size of each write of :func:`write_out` (a pipe's buffer on Linux)
+WRITE_PIECE = 1 << 16
+
+
+def write_out(text: str, file=None) -> None:
+    """Write ``text`` to stdout (or ``file``) in pieces of :data:`WRITE_PIECE` characters, then flush. A pipe whose
+    reader goes (`taskspace models | head -1`) takes part of a long write and Python counts it as written, the rest
+    dropped without an error, so one write of a long listing exited 0; the next piece's write raises BrokenPipeError,
+    which :func:`indexer.cli.main` ends with exit 141."""
+    out = sys.stdout if file is None else file
+    for at in range(0, len(text), WRITE_PIECE):
+        out.write(text[at:at + WRITE_PIECE])
+    out.flush()
 
 
 def json_text(obj, indent: int = 2) -> str:

@@ -846,9 +846,11 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
         total = vectors.count(name, "models", base or None)
         for fname, cond in conds.items():
             excluded[fname] = total - vectors.count(name, "models", _merge(base, cond))
-        for fname in [*conds, *(["prefer_smaller"] if alpha > 0 else [])]:
+        for fname in conds:
             if fname in _MISSING:
                 missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]))
+        if alpha > 0:  # the models the ranking holds (those the filters left) that it charges as UNKNOWN_PARAMS
+            missing["prefer_smaller"] = vectors.count(name, "models", _merge(where or {}, _MISSING["prefer_smaller"]))
 
     t = time.perf_counter()
     with _index_in_step(vectors, sp):

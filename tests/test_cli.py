@@ -460,6 +460,35 @@ def test_output_to_a_closed_pipe_exits_141_silently_not_as_an_input_error(args, 
     assert res.stderr == ""
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_long_listing_cut_short_by_its_reader_exits_141(as_json, tmp_path):
+    """`taskspace models | head -1` on a large home (4.7 MB of table, 32,823 models): the reader takes the first line
+    and goes; the command stops without a word and exits 141, as it does for a reader gone before it wrote. Before, the
+    table (and `--json`) was one write, which the pipe took in part when its reader left, and Python counted that as
+    done: the rest was dropped and the command exited 0, as if the whole listing had been read."""
+    import os
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import sys
+        import indexer.browse
+        indexer.browse.list_benchmarks = lambda: [
+            {{"name": f"bench/{{i:06d}}", "group": "bench", "prompts": i, "models": 3}} for i in range(60000)]
+        from indexer.cli import main
+        sys.argv = ["taskspace", "benchmarks"{', "--json"' if as_json else ''}]
+        main()
+    """)
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        res = subprocess.run([sys.executable, "-c", script], stdout=reader.stdin, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "TASKSPACE_HOME": str(tmp_path)}, timeout=120)
+    finally:
+        reader.stdin.close()
+        reader.wait()
+    assert res.returncode == 141, (res.returncode, res.stderr)
+    assert res.stderr == ""
+
+
 @pytest.mark.parametrize("group", [[], ["db"], ["sources"], ["spaces"]])
 def test_the_command_list_wraps_each_summary_at_the_width_not_at_the_docstrings_line_breaks(group):
     """`taskspace -h` (and a group's `-h`) lists each command with its summary, the first paragraph of its help, wrapped

@@ -395,6 +395,35 @@ def test_an_unknown_model_reads_names_not_every_models_record(idx, monkeypatch):
     assert sorted(r.model for r in cased) == ["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"]
 
 
+def test_prefer_smaller_counts_the_unsized_models_it_ranks_not_those_a_filter_removed(tmp_path, encoder):
+    """``missing_metadata["prefer_smaller"]`` (the CLI's "--prefer-smaller: N model(s) without a parameter count are
+    charged as 100B", the page's note) counts the models of no known size that the ranking holds: those the filters
+    left. Before, it counted every unsized model of the index: on the 32,823-model home, `search ... --prefer-smaller
+    0.1 --open-only` ranked 71 models and said 32,823 were charged as 100B."""
+    rng = np.random.default_rng(3)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA, outcomes(rng, ALPHA_MODELS, 16))])
+    try:
+        store.upsert_models([{"key": "org/small", "num_parameters": 1_500_000_000, "license": "mit"},
+                             {"key": "org/big", "license": "mit"}])
+        from indexer import sync
+
+        sync.push_models(store, vectors, store.list_spaces()[0].id)
+        res = find_models(ALPHA[0], k=10, prefer_smaller=0.1, filters=Filters(licenses=["mit"]), store=store,
+                          vectors=vectors)
+        assert sorted(r.model for r in res) == ["org/big", "org/small"]
+        assert res.missing_metadata["prefer_smaller"] == 1  # org/big alone is ranked without a size
+        assert res.missing_metadata["licenses"] == 3 and res.excluded["licenses"] == 3  # the filter's as before
+        res = find_models(ALPHA[0], k=10, prefer_smaller=0.1, models=["org/big", "plain-name", "org/small"],
+                          store=store, vectors=vectors)
+        assert res.missing_metadata == {"prefer_smaller": 2}
+        res = find_models(ALPHA[0], k=10, prefer_smaller=0.1, filters=Filters(min_params="1B"), store=store,
+                          vectors=vectors)  # a size filter leaves no unsized model to charge
+        assert [r.model for r in res] == ["org/small"] and res.missing_metadata["prefer_smaller"] == 0
+    finally:
+        vectors.close()
+        store.close()
+
+
 @pytest.mark.parametrize("big", [70_000_000_000, 0])
 @pytest.mark.parametrize("engine", ["edge", "local"])
 def test_prefer_smaller_equals_the_formula_computed_by_hand(tmp_path, encoder, monkeypatch, engine, big):

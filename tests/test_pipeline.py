@@ -1223,3 +1223,21 @@ def test_a_database_made_afresh_beside_an_index_is_a_warning(tmp_path, env, task
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warned) == 1 and str(taskspace_home / "taskspace.db") in warned[0], warned
     assert "missing" in warned[0] and str(taskspace_home / "qdrant") in warned[0]
+
+
+def test_a_store_of_another_database_is_not_warned_of_the_homes_index(tmp_path, taskspace_home, caplog):
+    """A Store opened on a database of its own (`taskspace demo`'s throwaway home, a program's second SQLite file)
+    is made afresh without a word about TASKSPACE_HOME's index: that index is not beside it. Before, `make run` then
+    `make demo` warned "the database /tmp/taskspace-demo-.../demo.db was missing ... though the index
+    ./.taskspace/qdrant beside it is there", telling a new user to put back from a backup a file that never existed."""
+    import logging
+
+    from indexer.config import sqlite_url
+    from indexer.store.sql import Store
+
+    (taskspace_home / "qdrant").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    (taskspace_home / "qdrant" / "aliases.json").write_text("{}")
+    with caplog.at_level(logging.INFO):
+        Store(sqlite_url(tmp_path / "other" / "demo.db"), upgrade=True).close()
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]

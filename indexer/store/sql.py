@@ -221,8 +221,10 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         self.url = url
         self.engine: Engine = migrate.make_engine(url)
         self.dialect = self.engine.dialect.name
-        # the index beside a default SQLite store that is about to be made afresh (its file gone): said as a warning
-        self._index_folder = settings.qdrant_path if settings.is_default_database and not settings.qdrant_url else None
+        # the index beside a default SQLite store that is about to be made afresh (its file gone): said as a warning;
+        # another database (the demo's throwaway one) has no index of TASKSPACE_HOME beside it
+        default = settings.is_default_database and not settings.qdrant_url and url == settings.database_url
+        self._index_folder = settings.qdrant_path if default else None
         try:
             self._check_schema(bool(upgrade))
         except BaseException:
