@@ -100,14 +100,14 @@ def truncated_note(counts: dict) -> str | None:
 def _count_embedded(report: RunReport | None, enc, texts: list[str]) -> None:
     """Count ``texts``, embedded by this pass, in ``report``: ``embedded``, and ``truncated`` those longer than the
     encoder reads (it embeds their beginning alone, query.truncated's rule; said once per pass by
-    :func:`truncated_note`), so ``truncated`` is a part of ``embedded``, of a stopped pass too (its finished chunks;
+    :func:`truncated_note`; 0 when none was), so ``truncated`` is a part of ``embedded``, of a stopped pass too (its finished chunks;
     before, they were counted in ``embedded`` alone)."""
     if report is None or not texts:
         return
     report.counts["embedded"] = report.counts.get("embedded", 0) + len(texts)
     over, limit = enc.over_limit(texts)
+    report.counts["truncated"] = report.counts.get("truncated", 0) + sum(over)  # 0 too: a script reads the key
     if any(over):
-        report.counts["truncated"] = report.counts.get("truncated", 0) + sum(over)
         report.counts["token_limit"] = limit
 
 

@@ -932,6 +932,30 @@ def test_a_pass_says_how_many_texts_it_embedded_were_longer_than_the_encoder_rea
     assert res.exit_code == 0 and "longer than the encoder reads" not in res.output, res.output
 
 
+def test_a_pass_that_cut_no_text_counts_truncated_as_0(tmp_path):
+    """The run record of a pass that embedded texts counts ``truncated`` whether or not any was cut (docs/WORKER.md
+    names the key): 0 for a pass of short prompts, so a script reading ``counts["truncated"]`` of `taskspace runs
+    --json` gets a number. Before, the key was written only when some text was cut: a KeyError after an ordinary
+    pass."""
+    import json
+    import uuid
+
+    from typer.testing import CliRunner
+
+    from helpers import write_source
+    from indexer.cli import app
+
+    tag = uuid.uuid4().hex  # texts no earlier run has cached: the pass embeds them
+    texts = [f"{tag} question {i}: what is {i} + {i}?" for i in range(12)]
+    d = tmp_path / "t"
+    write_source(d, "arith", texts, outcomes(np.random.default_rng(0), [f"org/m{i}" for i in range(4)], 12))
+    runner = CliRunner()
+    res = runner.invoke(app, ["index", "--source", str(d)])
+    assert res.exit_code == 0 and "longer than the encoder reads" not in res.output, res.output
+    counts = json.loads(runner.invoke(app, ["runs", "--json"]).output)[0]["counts"]
+    assert counts["embedded"] == 12 and counts["truncated"] == 0, counts
+
+
 
 def test_a_run_stopped_while_embedding_counts_the_long_texts_of_its_finished_chunks(tmp_path, env, monkeypatch):
     """``truncated`` is how many of the texts a pass embedded are longer than the encoder reads ("N of the M texts
