@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,24 +33,23 @@ INVISIBLE_ONLY = "only invisible characters: zero-width or format characters, a 
 def is_blank(text: str) -> bool:
     """True when ``text`` has no visible character: nothing, whitespace, zero-width or other format characters (a byte
     order mark, U+200B), control characters. Such a text embeds as an empty one (the tokenizer drops them all)."""
-    import unicodedata
+    return all(_invisible(c) for c in text)
 
-    return not any(not c.isspace() and unicodedata.category(c) not in _INVISIBLE for c in text)
+
+def _invisible(c: str) -> bool:
+    """Whether the character ``c`` shows nothing (whitespace, or a category of :data:`_INVISIBLE`): what
+    :func:`is_blank` finds nothing but, and what :func:`strip_invisible` drops at a text's edges."""
+    return c.isspace() or unicodedata.category(c) in _INVISIBLE
 
 
 def strip_invisible(text: str) -> str:
     """``text`` without the whitespace and invisible characters (:func:`is_blank`'s: a zero-width space, a byte order
     mark, controls) at its edges, as ``str.strip`` drops spaces: what a value pasted with them names (``"\u200bmit"``
     is ``mit``); the characters inside it are kept."""
-    import unicodedata
-
-    def invisible(c: str) -> bool:
-        return c.isspace() or unicodedata.category(c) in _INVISIBLE
-
     start, end = 0, len(text)
-    while start < end and invisible(text[start]):
+    while start < end and _invisible(text[start]):
         start += 1
-    while end > start and invisible(text[end - 1]):
+    while end > start and _invisible(text[end - 1]):
         end -= 1
     return text[start:end]
 
