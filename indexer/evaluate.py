@@ -53,6 +53,7 @@ from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, Pla
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch, merge
 from .sources.common import count_rejected, is_summary
+from .space import rounded_down
 
 log = logging.getLogger(__name__)
 
@@ -695,9 +696,10 @@ def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]
         past = [v for v in t if v < eps]
         if past:
             said[sp] = [f"paper: eps {eps:g} drops every component in {len(past)} of {len(t)} folds (the largest singular "
-                        f"value of their source prompt embeddings: {_down(min(past)):g}"
-                        + (f"-{_down(max(past)):g}" if len(past) > 1 else "") + "), so its scores there are all 0 (AUC "
-                        f"0.5); eps up to {_down(min(t)):g} keeps one in every fold"]
+                        f"value of their source prompt embeddings: {rounded_down(min(past)):g}"
+                        + (f"-{rounded_down(max(past)):g}" if len(past) > 1 else "")
+                        + "), so its scores there are all 0 (AUC "
+                        f"0.5); eps up to {rounded_down(min(t)):g} keeps one in every fold"]
     return said
 
 
@@ -716,8 +718,9 @@ def _sweep_past_eps(D: np.ndarray, folds, rows: list[dict]) -> list[str]:
     listed = ", ".join(f"{e:g}" for e, _ in past)
     counts = ", ".join(f"{e:g}: {n} of {len(top)}" for e, n in past)
     return [f"ablation: eps {listed} drop{'s' if len(past) == 1 else ''} every component in some folds ({counts}; the "
-            f"largest singular value of their source prompt embeddings is {_down(min(top)):g}"
-            + (f"-{_down(max(top)):g}" if len(top) > 1 else "") + "), so the paper method's scores there are all 0 "
+            f"largest singular value of their source prompt embeddings is {rounded_down(min(top)):g}"
+            + (f"-{rounded_down(max(top)):g}" if len(top) > 1 else "")
+            + "), so the paper method's scores there are all 0 "
             "(AUC 0.5): those rows measure no eps, only that nothing was kept; a larger data set keeps components at "
             "larger eps"]
 
@@ -755,11 +758,6 @@ def _largest_singular(X: np.ndarray) -> float:
         return 0.0
     X = np.asarray(X, dtype=np.float64)
     return float(np.sqrt(max(np.linalg.eigvalsh(X.T @ X)[-1], 0.0)))
-
-
-def _down(x: float) -> float:
-    """``x`` rounded down to 3 decimals: a bound said that, given back, is still within it."""
-    return math.floor(x * 1000) / 1000
 
 
 def _one_cluster(folds, extra: dict | None) -> list[str]:

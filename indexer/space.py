@@ -298,15 +298,20 @@ def eps_problem(eps: float, n_prompts: int, space_or_params) -> str | None:
                                      f"length 1{', a question and its options in each row' if split else ''})")
 
 
+def rounded_down(x: float) -> float:
+    """``x`` rounded down to 3 decimals: a bound said that, given back, is still within it."""
+    import math
+
+    return math.floor(x * 1000) / 1000
+
+
 def eps_drops_every_component(eps: float, bound: float, embeddings: str, *, whatever: bool = True) -> str:
     """The one wording of an ``eps`` that drops every component of every model, for each check of it: ``taskspace
     index`` (TASKSPACE_EPS) and a search of a space built with one (:func:`eps_problem`), ``taskspace evaluate --eps``
     before the prompts are encoded and after (:mod:`indexer.evaluate`). ``embeddings``: whose largest singular value is
     at most ``bound`` (said rounded down to 3 decimals); ``whatever``: ``bound`` holds whatever the prompts are (their
     count bounds it), so the usable range is below it; else it is the embeddings' own, the range's end."""
-    import math
-
-    said = f"{math.floor(bound * 1000) / 1000:g}"
+    said = f"{rounded_down(bound):g}"
     return (f"eps {eps:g} drops every component of every model{', whatever the prompts' if whatever else ''}: "
             f"{embeddings} have a largest singular value of at most {said} (components whose singular value is below "
             "eps are dropped), so a model's score would be the same for every task; the usable range is "
