@@ -447,7 +447,7 @@ def runs(
 
     from .sources.common import count_rejected
     from .store.sql import open_store
-    from .store.sql_derived import KILLED_NOTE
+    from .store.sql_derived import killed_error
 
     store = open_store()
     try:
@@ -455,7 +455,7 @@ def runs(
         # a run its process left "running" (kill -9, an OOM kill, a lost machine) stays so in the database until the
         # next pass of its kind marks it killed: hours with a worker's schedule, during which `runs` said "running"
         # for a process that was gone. It is shown as the next pass will record it
-        recs = [replace(r, status="killed", errors=[*r.errors, {"file": None, "line": None, "message": KILLED_NOTE}])
+        recs = [replace(r, status="killed", errors=[*r.errors, killed_error()])
                 if store.run_left_running(r) else r for r in recs]
     finally:
         store.close()

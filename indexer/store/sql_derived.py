@@ -27,6 +27,12 @@ RUN_STATUSES = ("running", "ok", "partial", "failed", "stopped", "interrupted", 
 KILLED_NOTE = "the process ended without finishing this run (killed?); the next pass completes what it left"
 
 
+def killed_error() -> dict:
+    """The error entry of a killed run (:data:`KILLED_NOTE`), as :meth:`DerivedMixin.mark_killed_runs` records it and
+    `taskspace runs` shows it before."""
+    return {"file": None, "line": None, "message": KILLED_NOTE}
+
+
 def _space_record(s: Space) -> SpaceRecord:
     return SpaceRecord(s.id, s.encoder, s.dim, s.lam, s.eps, s.method, dict(s.params or {}), s.created_at)
 
@@ -573,7 +579,7 @@ class DerivedMixin:
     def mark_killed_runs(self, kind: str = "index") -> list[int]:
         """Runs of ``kind`` still marked "running", set to "killed" (with their finish time and an error saying so).
         Call it while holding that kind's lock: then no live process owns them (a killed process never finished)."""
-        note = [{"file": None, "line": None, "message": KILLED_NOTE}]
+        note = [killed_error()]
         with self._write() as conn:
             ids = list(conn.execute(select(Run.id).where(Run.kind == kind, Run.status == "running")).scalars())
             if ids:
