@@ -218,11 +218,10 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
 def list_benchmarks(*, store=None) -> list[dict]:
     """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
     if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
-        from .config import get_settings
         from .query import _shared_sql
         from .store.sql import missing_sqlite_file
 
-        if missing_sqlite_file(get_settings().database_url) is not None:
+        if missing_sqlite_file() is not None:  # (the configured database's file)
             return []  # no database: no benchmark, and none made (query.refuse_missing_database)
         store = _shared_sql()
     counts = store.benchmark_model_counts()
