@@ -761,6 +761,36 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         assert failures == []
 
 
+def test_a_search_changed_while_the_last_still_runs_is_searched(page_server):
+    """A search whose answer does not come (a slow or hung server; held here by the route), then the task changed and
+    "Find models" pressed: the new search runs and its answer is shown, the first one's dropped when it comes. The
+    same search pressed again meanwhile is still ignored (the button marked busy until the form says another). Before,
+    the button stayed busy, every press ignored, until the first answer came: a hung server's page could search
+    nothing more until reloaded (seen walking the page with a /v1/find that never answered)."""
+    from playwright.sync_api import expect
+
+    held = []
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.add_init_script(COUNT_ANSWERS)
+        page.goto(page_server + "/")
+        page.route("**/v1/find", lambda route: held.append(route) if "chemistry" in (route.request.post_data or "")
+                   else route.continue_())
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.click("#go")
+        expect(status).to_have_text("searching…")
+        expect(page.locator("#go")).to_have_attribute("aria-disabled", "true")
+        page.fill("#task", "What is item 5 of beta?")
+        expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert "item+5+of+beta" in page.url
+        _release_and_wait_read(page, _held(page, held).pop(), "/v1/find")
+        assert status.inner_text() == "4 model(s) ranked for 1 prompt(s)"
+        assert page.locator("#task").input_value() == "What is item 5 of beta?"
+        assert failures == []
+
+
 def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
     """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
     each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's

@@ -517,8 +517,14 @@ let view = 0;
 
 // the search button while a search runs: marked busy (aria-disabled), never disabled, which would take the keyboard
 // focus from a user who pressed it (before: focus fell to the page's body, and after an error the next Tab went to
-// the footer); a click on it meanwhile is ignored, as a disabled button's was
-const busy = (on) => (on ? $("go").setAttribute("aria-disabled", "true") : $("go").removeAttribute("aria-disabled"));
+// the footer); a press meanwhile is ignored, as a disabled button's was, while the form still says that search. Once
+// the form says another (the task or a filter changed), the button is marked ready and a press searches that: the
+// running search's answer is dropped when it comes (view). Before, it stayed busy until the answer came, so a page
+// whose server hung could search nothing more until reloaded.
+let running = null;  // what the form said when the search whose answer is awaited started (formToParams), or null
+const unchanged = () => running !== null && formToParams().toString() === running;
+const markBusy = () => (unchanged() ? $("go").setAttribute("aria-disabled", "true") : $("go").removeAttribute("aria-disabled"));
+const busy = (on) => { running = on ? formToParams().toString() : null; markBusy(); };
 
 async function runSearch(p, asked = false, attempt = 0) {
   const mine = ++view;
@@ -710,7 +716,7 @@ async function loadSpaces(attempt = 0) {
 
 $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
-  if (ev.submitter === $("go") && $("go").getAttribute("aria-disabled") === "true") return;
+  if (ev.submitter === $("go") && unchanged()) return;
   const p = formToParams();
   // the same search again (a refresh) replaces its history entry: before, each one pushed another, so Back stayed put
   const url = "/?" + p.toString();
@@ -729,6 +735,7 @@ for (const id of ["prev", "next"]) {
     runSearch(p).then(() => { $("results").focus(); $("results").scrollIntoView(); });
   });
 }
+for (const ev of ["input", "change"]) $("search").addEventListener(ev, markBusy);
 $("task").addEventListener("keydown", (ev) => {  // Ctrl/Cmd+Enter searches from the text box
   if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); $("search").requestSubmit(); }
 });
