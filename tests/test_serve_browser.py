@@ -791,6 +791,39 @@ def test_a_search_changed_while_the_last_still_runs_is_searched(page_server):
         assert failures == []
 
 
+def test_a_slow_answer_says_how_long_the_page_has_waited(page_server):
+    """A search, or a model page, whose answer has not come (a slow or hung server; held here by the route, the
+    page's clock run on by the test) says every 15 s how long it has waited and that it still waits, in the live
+    region that said "searching…" (or "loading…"); the answer replaces it when it comes. Before, "searching…" alone
+    stood for as long as the server took, a hung server's forever, the page not saying whether it was still waiting
+    (found walking the page with a /v1/find that never answered; a model page of the 32,823-model home takes 18 s)."""
+    from playwright.sync_api import expect
+
+    held = []
+    with chromium_page() as (page, failures):
+        status, meta = page.locator("#status"), page.locator("#model-meta")
+        page.clock.install()
+        page.goto(page_server + "/")
+        page.route("**/v1/find", lambda route: held.append(route))
+        page.fill("#task", "What is item 3 of alpha?")
+        page.click("#go")
+        expect(status).to_have_text("searching…")
+        page.clock.run_for(16_000)
+        expect(status).to_have_text("searching… (no answer yet after 15 s; still waiting for the server)")
+        _held(page, held).pop().continue_()
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        page.route("**/v1/models/**", lambda route: held.append(route))
+        page.locator("#ranked a.detail[data-model='org/m1']").click()
+        expect(meta).to_have_text("loading…")
+        page.clock.run_for(31_000)
+        expect(meta).to_have_text("loading… (no answer yet after 30 s; still waiting for the server)")
+        _held(page, held).pop().continue_()
+        expect(meta).to_contain_text("prompts measured")
+        page.clock.run_for(16_000)
+        expect(meta).to_contain_text("prompts measured")
+        assert failures == []
+
+
 def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
     """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
     each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's

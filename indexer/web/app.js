@@ -179,6 +179,21 @@ function retryLater(err, mine, attempt, again) {
     : err.unreachable ? ` (asking again in ${wait} s)` : ` (the server does not say for how long: asking again in ${wait} s)`;
 }
 
+// a view waiting for its answer (node still saying `words`, "searching…" or "loading…") says every WAITED seconds how
+// long it has waited and that it still waits, in that live region; the answer, or another view, ends it (the returned
+// function stops it). Before, "searching…" alone stood for as long as the server took, a hung server's forever, the
+// page not saying whether it still waited (a model page of the 32,823-model home takes 18 s)
+const WAITED = 15;
+function sayWaiting(node, words, mine) {
+  let waited = 0;
+  const timer = setInterval(() => {
+    if (mine !== view || !node.textContent.startsWith(words)) { clearInterval(timer); return; }
+    waited += WAITED;
+    node.textContent = `${words} (no answer yet after ${waited} s; still waiting for the server)`;
+  }, WAITED * 1000);
+  return () => clearInterval(timer);
+}
+
 // -- the form <-> the URL
 function formToParams() {
   const p = new URLSearchParams();
@@ -552,12 +567,14 @@ async function runSearch(p, asked = false, attempt = 0) {
   $("status").removeAttribute("title");
   $("status").textContent = "searching…";
   busy(true);
+  const waiting = sayWaiting($("status"), "searching…", mine);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (mine === view) { renderResults(data, body.space); loadBenchmarks(); if (!spacesListed) loadSpaces(); }
   } catch (err) {
     if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
+    waiting();
     if (mine === view) busy(false);
   }
 }
@@ -597,10 +614,11 @@ async function showModel(id, space, attempt = 0) {
   clearModelTables();  // the previous model's rows never stand under this one's title
   $("model-tables").setAttribute("aria-busy", "true");  // being filled: busy until the answer (or its error) came
   const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
+  const waiting = sayWaiting($("model-meta"), "loading…", mine);
   try {
     // "." or ".." alone is a dot segment however it is written: no URL path can carry it
     if (DOTS(id)) throw new Error(`the model id ${JSON.stringify(id)} cannot be written in a URL path (a browser resolves it); \`taskspace model ${id}\` looks it up`);
-    const m = await api(modelPath(id, space));
+    const m = await api(modelPath(id, space)).finally(waiting);
     if (mine !== view) return;
     const title = $("model-title");
     title.replaceChildren(m.hub_id ? el("a", { href: `https://huggingface.co/${m.hub_id}`, rel: "noopener" }, m.model) : m.model);
