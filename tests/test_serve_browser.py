@@ -824,6 +824,46 @@ def test_a_slow_answer_says_how_long_the_page_has_waited(page_server):
         assert failures == []
 
 
+def test_a_search_asked_again_by_itself_leaves_a_changed_form_searchable(page_server):
+    """A search answered 503 is asked again by itself (after 5 s; the page's clock run on by the test) while the user
+    has changed the task meanwhile: the button is marked busy for the search that runs, not for the changed form, so
+    "Find models" searches the new task. Before, the busy mark took the form as it stood when the retry started, so
+    the changed task's press was ignored until the old query's answer came."""
+    import json
+
+    from playwright.sync_api import expect
+
+    held = []
+    down = {"error": {"code": "unavailable", "field": None, "message": "the index is being published"}}
+
+    def answer(route):
+        if "chemistry" not in (route.request.post_data or ""):
+            route.continue_()
+        elif not held:
+            held.append(None)
+            route.fulfill(status=503, content_type="application/json", body=json.dumps(down))
+        else:
+            held.append(route)
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.clock.install()
+        page.goto(page_server + "/")
+        page.route("**/v1/find", answer)
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.click("#go")
+        expect(status).to_contain_text("asking again in 5 s")
+        page.fill("#task", "What is item 5 of beta?")
+        page.clock.run_for(6_000)
+        expect(status).to_have_text("searching…")
+        _held(page, held, 2)
+        expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert "item+5+of+beta" in page.url
+        assert failures == []
+
+
 def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
     """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
     each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's

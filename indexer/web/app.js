@@ -195,16 +195,19 @@ function sayWaiting(node, words, mine) {
 }
 
 // -- the form <-> the URL
-function formToParams() {
+// the search the form says, as URL parameters without the defaults; or, given a URL's parameters (`from`), the search
+// they say written the same way (the form paramsToForm would fill from them), so the two compare (busy)
+function formToParams(from = null) {
+  const value = (f, id) => (from ? from.get(f) || "" : $(id).value);
   const p = new URLSearchParams();
-  const task = $("task").value.trim();
+  const task = value("q", "task").trim();
   if (task) p.set("q", task);
   for (const f of FIELDS) {
-    const v = $(INPUT[f] || f).value.trim();
+    const v = value(f, INPUT[f] || f).trim();
     const dflt = { k: "10", prefer_smaller: "0", rank: "probability" }[f];
     if (v && v !== dflt) p.set(f, v);
   }
-  for (const f of FLAGS) if ($(f).checked) p.set(f, "1");
+  for (const f of FLAGS) if (from ? flag(from.get(f)) === true : $(f).checked) p.set(f, "1");
   return p;
 }
 
@@ -536,14 +539,16 @@ let view = 0;
 // the form says another (the task or a filter changed), the button is marked ready and a press searches that: the
 // running search's answer is dropped when it comes (view). Before, it stayed busy until the answer came, so a page
 // whose server hung could search nothing more until reloaded.
-let running = null;  // what the form said when the search whose answer is awaited started (formToParams), or null
+// (the search running, not the form as it stood when it started: a search asked again by itself after a 503 may run
+// under a form changed meanwhile, whose press then searches)
+let running = null;  // the search whose answer is awaited, written as formToParams writes the form's, or null
 const unchanged = () => running !== null && formToParams().toString() === running;
 const markBusy = () => (unchanged() ? $("go").setAttribute("aria-disabled", "true") : $("go").removeAttribute("aria-disabled"));
-const busy = (on) => { running = on ? formToParams().toString() : null; markBusy(); };
+const busy = (p) => { running = p ? formToParams(p).toString() : null; markBusy(); };
 
 async function runSearch(p, asked = false, attempt = 0) {
   const mine = ++view;
-  busy(false);
+  busy(null);
   $("model").hidden = true;
   $("results").hidden = false;
   document.querySelector("a.skip").textContent = "Skip to results";
@@ -566,7 +571,7 @@ async function runSearch(p, asked = false, attempt = 0) {
   $("status").className = "";
   $("status").removeAttribute("title");
   $("status").textContent = "searching…";
-  busy(true);
+  busy(p);
   const waiting = sayWaiting($("status"), "searching…", mine);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -575,7 +580,7 @@ async function runSearch(p, asked = false, attempt = 0) {
     if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
     waiting();
-    if (mine === view) busy(false);
+    if (mine === view) busy(null);
   }
 }
 
