@@ -864,6 +864,36 @@ def test_a_search_asked_again_by_itself_leaves_a_changed_form_searchable(page_se
         assert failures == []
 
 
+def test_an_error_naming_a_field_marks_that_field(page_server):
+    """An error the server names a field of (k over its maximum, with "Filters and knobs" closed; a prompt longer than
+    the server takes) marks that field invalid (aria-invalid, which a screen reader says on reaching it, and the error
+    colour), opening the panel it is in; the next search that starts clears the mark. Before, only the status said it:
+    the field stayed unmarked, hidden in the closed panel (found walking the page from the keyboard)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha%3F&k=1000")
+        expect(status).to_have_text("error: k: at most 100 results (max_k), got 1000")
+        page.click("#options summary")  # closed by the user
+        page.click("#go")
+        expect(status).to_have_text("error: k: at most 100 results (max_k), got 1000")
+        expect(page.locator("#k")).to_have_attribute("aria-invalid", "true")
+        expect(page.locator("#k")).to_be_visible()
+        expect(page.locator("#task")).not_to_have_attribute("aria-invalid", "true")
+        page.fill("#k", "10")
+        page.fill("#task", "x" * 4001)
+        page.click("#go")
+        expect(status).to_contain_text("error: prompt 1: a prompt has at most 4000 characters")
+        expect(page.locator("#task")).to_have_attribute("aria-invalid", "true")
+        expect(page.locator("#k")).not_to_have_attribute("aria-invalid", "true")
+        page.fill("#task", "What is item 3 of alpha?")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert page.locator("[aria-invalid='true']").count() == 0
+        assert failures == []
+
+
 def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
     """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
     each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's
@@ -1716,8 +1746,9 @@ def test_a_value_out_of_a_knobs_range_is_said_even_with_the_filters_closed(page_
         expect(status).to_have_text("error: k: at most 100 results (max_k), got 1000")
         expect(page.locator("#ranked > li.result")).to_have_count(0)
         assert "k=1000" in page.url
-        # the panel open, a value that is not a whole number: the same, the server's words (no bubble instead)
-        page.click("#options summary")
+        # the panel open (the error opened it, on the field it names), a value that is not a whole number: the same,
+        # the server's words (no bubble instead)
+        assert page.evaluate("document.getElementById('options').open")
         page.fill("#k", "10")
         page.fill("#min_evidence", "2.5")
         page.click("#go")

@@ -148,6 +148,7 @@ async function api(path, options) {
   }
   if (!res.ok) {
     const err = new Error(errorText(body.error || {}, res.status));
+    err.field = (body.error || {}).field || null;  // the field it names, marked in the form (markInvalid)
     // a 503's Retry-After: the whole seconds the server expects it to last (a pass publishing the benchmark or index
     // asked for, an encoder's next load); absent where it does not know (docs/SERVING.md "Errors")
     if (res.status === 503) {
@@ -231,7 +232,7 @@ function paramsToForm(p) {
 function number(p, f) {
   const v = p.get(f).trim();
   const n = Number(v);
-  if (v === "" || !Number.isFinite(n)) throw new Error(`${f}: not a number (${JSON.stringify(p.get(f))})`);
+  if (v === "" || !Number.isFinite(n)) throw Object.assign(new Error(`${f}: not a number (${JSON.stringify(p.get(f))})`), { field: f });
   return n;
 }
 const given = (p, f) => p.has(f) && p.get(f).trim() !== "";
@@ -508,7 +509,23 @@ function clearResults() {
   $("caveats").hidden = true;
 }
 
+// the form's field an error names (the API's field, "filters.min_params", "prompts[0]"; a URL parameter's name) is
+// marked invalid (aria-invalid: a screen reader says so on reaching it; the error colour), its panel opened if it is
+// in "Filters and knobs"; a search starting clears the mark. Before, only the status said it, the field unmarked and,
+// with the panel closed, hidden
+const FIELD_INPUTS = { "filters.benchmark": "measured_on", prompts: "task", q: "task", license: "licenses" };
+function markInvalid(field) {
+  for (const node of document.querySelectorAll("#search [aria-invalid]")) node.removeAttribute("aria-invalid");
+  if (!field) return;
+  const name = field.replace(/\[\d+\]$/, "");
+  const input = document.getElementById(FIELD_INPUTS[name] || FIELD_INPUTS[name.replace(/^filters\./, "")] || name.replace(/^filters\./, ""));
+  if (!input || !$("search").contains(input) || !/^(INPUT|SELECT|TEXTAREA)$/.test(input.tagName)) return;
+  input.setAttribute("aria-invalid", "true");
+  if ($("options").contains(input)) $("options").open = true;
+}
+
 function showError(err, after = "") {
+  markInvalid(err.field);
   $("status").className = "error";
   $("status").textContent = `error: ${err.message}${after}`;
   if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
@@ -557,6 +574,7 @@ async function runSearch(p, asked = false, attempt = 0) {
   const from = Number(p.get("offset"));  // (not a number: no suffix; findBody says what is wrong with it)
   titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task,
            Number.isInteger(from) && from > 0 ? ` (from rank ${count(from + 1)})` : "");
+  markInvalid(null);
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
   clearResults();
