@@ -894,6 +894,26 @@ def test_an_error_naming_a_field_marks_that_field(page_server):
         assert failures == []
 
 
+def test_an_error_names_a_filter_by_the_forms_words(page_server):
+    """An error of a filter says it by the form's words, as the notes do: "min parameters: 'abc' is not a parameter
+    count ...", and "measured on benchmark: unknown benchmark ..." for the filter, which the benchmark picked as the
+    query is not. Before, the API's names, "filters.min_params: 'abc' ...", and for the filter "unknown benchmark
+    'zzz'" alone, read as the picker's benchmark (found walking the page with shared URLs of bad filters)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?q=What+is+item+3%3F&min_params=abc")
+        expect(status).to_have_text("error: min parameters: 'abc' is not a parameter count; use a number with K, M, B "
+                                    "or T, e.g. 8B or 770M")
+        page.goto(page_server + "/?q=What+is+item+3%3F&measured_on=zzz")
+        expect(status).to_have_text("error: measured on benchmark: unknown benchmark 'zzz' (GET /v1/benchmarks lists "
+                                    "them)")
+        page.goto(page_server + "/?benchmark=zzz")
+        expect(status).to_have_text("error: unknown benchmark 'zzz' (GET /v1/benchmarks lists them)")
+        assert failures == []
+
+
 def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
     """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
     each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's

@@ -115,11 +115,17 @@ function errorText(e, status) {
   const nth = /^prompts\[(\d+)\]$/.exec(e.field);
   if (nth) return `prompt ${Number(nth[1]) + 1}: ` + (msg.startsWith(`${e.field}: `) ? msg.slice(e.field.length + 2) : msg);
   const leaf = e.field.split(".").pop();
+  // a filter by the form's words, as the notes say it (FILTER_LABELS): "min parameters", not "filters.min_params";
+  // one whose name is also the form's own field (filters.benchmark, "Measured on benchmark", is not the benchmark
+  // picked as the query) is named even where the message names its leaf. Before, the API's names, and for that filter
+  // "unknown benchmark 'zzz'" alone, read as the picker's
+  const label = e.field.startsWith("filters.") && FILTER_LABELS[leaf] ? FILTER_LABELS[leaf] : e.field;
+  const ambiguous = label !== e.field && $(leaf) !== null && !$("options").contains($(leaf));
   if (msg.startsWith(`${e.field}: `)) {
     const rest = msg.slice(e.field.length + 2);
-    return names(rest, leaf) ? rest : msg;
+    return names(rest, leaf) && !ambiguous ? rest : `${label}: ${rest}`;
   }
-  return names(msg, e.field) || names(msg, leaf) ? msg : `${e.field}: ${msg}`;
+  return !ambiguous && (names(msg, e.field) || names(msg, leaf)) ? msg : `${label}: ${msg}`;
 }
 
 async function api(path, options) {
