@@ -851,3 +851,17 @@ def test_a_write_past_a_file_size_limit_says_the_limit(tmp_path):
     said = res.stdout.strip()
     assert res.returncode == 0 and said != "written", (said, res.stderr[-2000:])
     assert "file-size limit" in said and "1048576 bytes" in said and "ulimit -f" in said, said
+
+
+@pytest.mark.postgres
+def test_a_postgres_scheme_url_is_postgresql(pg_url):
+    """`postgres://` (libpq's other scheme, the one hosting platforms' DATABASE_URL gives) is PostgreSQL through
+    psycopg, as `postgresql://` is; before, "no driver for 'postgres' (Can't load plugin: sqlalchemy.dialects:postgres)"."""
+    from indexer.store.sql_migrate import status
+
+    url = "postgres://" + pg_url.split("://", 1)[1]
+    with Store(url, upgrade=True) as s:
+        assert s.dialect == "postgresql"
+        s.ingest(batch("/d/a.csv"))
+        assert s.counts()["sources"] == 1
+    assert status(url)["current"] == status(pg_url)["current"] is not None

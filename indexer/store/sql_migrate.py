@@ -60,6 +60,9 @@ def make_engine(url: str) -> Engine:
     except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number (before: its traceback)
         why = f" ({exc})" if isinstance(exc, ValueError) else ""
         raise DatabaseURLError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
+    if parsed.drivername == "postgres":  # libpq's other scheme (hosting platforms give DATABASE_URL so); SQLAlchemy has
+        # no dialect of that name (before: "no driver for 'postgres'")
+        parsed = parsed.set(drivername="postgresql")
     backend = parsed.get_backend_name()
     connect_args: dict = {}
     if backend == "sqlite":
