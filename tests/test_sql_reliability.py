@@ -865,3 +865,19 @@ def test_a_postgres_scheme_url_is_postgresql(pg_url):
         s.ingest(batch("/d/a.csv"))
         assert s.counts()["sources"] == 1
     assert status(url)["current"] == status(pg_url)["current"] is not None
+
+
+@pytest.mark.parametrize("userinfo", ["postgres:t0p@s3cr3t", "postgres:t0p@s3@cr3t", "postgres:t0p/x@s3cr3t"])
+def test_a_password_with_an_at_sign_not_percent_encoded_is_named_and_never_shown(userinfo):
+    """An '@' in the password left as it is (`postgres:t0p@s3cr3t@host`): the URL parser ends the password at the first
+    '@' and takes the rest for the host. Now the URL is refused saying to write it as %40, nothing of the password
+    shown; before, "cannot use the database at postgresql+psycopg://postgres:***@s3cr3t@127.0.0.1...: failed to
+    resolve host 's3cr3t@127.0.0.1'", the password's tail in the clear."""
+    from indexer.store.sql_migrate import safe_url
+
+    url = f"postgresql+psycopg://{userinfo}@127.0.0.1:5432/test"
+    with pytest.raises(StoreError, match="%40") as info:
+        Store(url)
+    shown = str(info.value) + safe_url(url)
+    assert "s3" not in shown and "cr3t" not in shown and "t0p" not in shown
+    assert "postgres:***@127.0.0.1:5432/test" in str(info.value)

@@ -33,7 +33,7 @@ _URL_HELP = f"set the URL ({_URL_SETTING}) to e.g. sqlite:////abs/path/taskspace
 def safe_url(url) -> str:
     """The URL with any password masked, for messages and logs."""
     try:
-        u = make_url(url)
+        u = _without_userinfo_in_host(make_url(url))
         secret = {k: "MASKED" for k in u.query if k.lower() in _SECRET_PARAMS}  # libpq takes ?password=... too
         shown = (u.update_query_dict(secret) if secret else u).render_as_string(hide_password=True)
         return shown.replace("=MASKED", "=***") if secret else shown
@@ -43,6 +43,14 @@ def safe_url(url) -> str:
 
 #: query parameters of a database URL that hold a secret (libpq's connection parameters), masked like the password
 _SECRET_PARAMS = {"password", "sslpassword"}
+
+
+def _without_userinfo_in_host(u):
+    """``u`` with what its parser took for the host before an '@' masked as the password: an '@' of the password (or
+    user) not percent-encoded ends the password there, and the rest of it was shown as the host."""
+    if u.host and "@" in u.host:
+        return u.set(host=u.host.rsplit("@", 1)[1], password="***")
+    return u
 
 
 def _masked_text(url: str) -> str:
@@ -60,6 +68,11 @@ def make_engine(url: str) -> Engine:
     except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number (before: its traceback)
         why = f" ({exc})" if isinstance(exc, ValueError) else ""
         raise DatabaseURLError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
+    if parsed.host and "@" in parsed.host:  # before: the driver's "failed to resolve host 'REST_OF_PASSWORD@host'"
+        raise DatabaseURLError(
+            f"database URL {safe_url(url)}: its password (or user name) holds an '@' that is not percent-encoded, so "
+            "the rest was read as the host; percent-encode it (each '@' as %40: `urllib.parse.quote(password, safe='')`); "
+            f"{_URL_HELP}")
     if parsed.drivername == "postgres":  # libpq's other scheme (hosting platforms give DATABASE_URL so); SQLAlchemy has
         # no dialect of that name (before: "no driver for 'postgres'")
         parsed = parsed.set(drivername="postgresql")
