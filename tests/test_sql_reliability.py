@@ -881,3 +881,54 @@ def test_a_password_with_an_at_sign_not_percent_encoded_is_named_and_never_shown
     shown = str(info.value) + safe_url(url)
     assert "s3" not in shown and "cr3t" not in shown and "t0p" not in shown
     assert "postgres:***@127.0.0.1:5432/test" in str(info.value)
+
+
+@pytest.mark.postgres
+def test_a_user_the_server_refuses_is_told_what_to_grant_not_to_check_the_url(pg_url):
+    """PostgreSQL answering that the URL's user may not log in, or may not connect to its database (CONNECT revoked
+    from PUBLIC, as a hardened server does), or refusing its password or its host (pg_hba.conf): the error says what
+    the server refused and what to grant or fix (`ALTER ROLE ... LOGIN`, `GRANT CONNECT ON DATABASE ...`); before,
+    "Check the URL (...: host, port, user, database name, file path) and that the server is running and reachable",
+    of a server that answered."""
+    import uuid
+
+    import psycopg
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import connect_error
+
+    base = make_url(pg_url)
+    tag = uuid.uuid4().hex[:10]
+    role, database = f"ts_role_{tag}", f"ts_db_{tag}"
+    admin = create_engine(base.set(query={}), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'create role "{role}" nologin')
+        conn.exec_driver_sql(f'create database "{database}"')
+        conn.exec_driver_sql(f'revoke connect on database "{database}" from public')
+    try:
+        with pytest.raises(StoreError) as no_login:
+            Store(base.set(username=role).render_as_string(hide_password=False))
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'alter role "{role}" login')
+        with pytest.raises(StoreError) as no_connect:
+            Store(base.set(username=role, database=database, query={}).render_as_string(hide_password=False))
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'drop database if exists "{database}"')
+            conn.exec_driver_sql(f'drop role if exists "{role}"')
+        admin.dispose()
+    assert f'ALTER ROLE "{role}" LOGIN' in str(no_login.value), no_login.value
+    assert f'GRANT CONNECT ON DATABASE "{database}" TO "{role}"' in str(no_connect.value), no_connect.value
+    for info in (no_login, no_connect):
+        assert "server is running" not in str(info.value), info.value
+    # what a server asking for passwords says (this one trusts its local users): the password, or pg_hba.conf
+    url = base.set(username=role, password="wrong")
+    said = {why: str(connect_error(url, psycopg.OperationalError(
+        f'connection failed: connection to server at "127.0.0.1", port 5432 failed: FATAL:  {why}')))
+        for why in (f'password authentication failed for user "{role}"',
+                    f'no pg_hba.conf entry for host "10.0.0.7", user "{role}", database "test", no encryption')}
+    for why, message in said.items():
+        assert "server is running" not in message and "wrong" not in message, message
+    assert "%40" in said[f'password authentication failed for user "{role}"']
+    assert "pg_hba.conf" in said[next(w for w in said if "pg_hba" in w)].split(". ", 1)[1]

@@ -229,7 +229,8 @@ POOL_CONNECTIONS = 15
 
 def _missing_hint(url, detail: str) -> str:
     """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
-    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; "" otherwise."""
+    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; or that it
+    refused the user (no LOGIN, no CONNECT on the database, its password, pg_hba.conf): what to grant or fix; "" otherwise."""
     try:
         u = make_url(str(url)) if not hasattr(url, "database") else url
     except Exception:  # noqa: BLE001 - the hint is an extra; the error stands without it
@@ -250,6 +251,21 @@ def _missing_hint(url, detail: str) -> str:
     if u.username and f'role "{u.username}" does not exist' in detail:
         return (f"Create the user (`createuser{server} -U postgres {u.username}`, or `CREATE ROLE \"{u.username}\" LOGIN`), "
                 f"or name an existing user in the URL ({_URL_SETTING})")
+    # the server answered and refused this user (before: "check the URL ... and that the server is running")
+    user = f'"{u.username}"' if u.username else "the user"
+    if "is not permitted to log in" in detail:
+        return (f"The user may not log in: let it, as a superuser (`ALTER ROLE {user} LOGIN`), or name a user who may "
+                f"in the URL ({_URL_SETTING})")
+    if u.database and f'permission denied for database "{u.database}"' in detail:
+        return (f"The user may not connect to this database: grant it, as the database's owner (`GRANT CONNECT ON "
+                f"DATABASE \"{u.database}\" TO {user}`), or name a user who may in the URL ({_URL_SETTING})")
+    if "password authentication failed" in detail:
+        return (f"The server refused the password of {user}: fix it in the URL ({_URL_SETTING}; percent-encoded, "
+                "each '@' as %40: `urllib.parse.quote(password, safe='')`) or set it for the user (`ALTER ROLE {user} PASSWORD '...'`)")
+    if "no pg_hba.conf entry" in detail:
+        return ("The server's pg_hba.conf admits no connection of this host, user and database (and encryption): add "
+                "a line for them there and reload the server (`SELECT pg_reload_conf()`), or connect as they allow "
+                "(another user or database, `?sslmode=require`)")
     return ""
 
 
