@@ -932,3 +932,25 @@ def test_a_user_the_server_refuses_is_told_what_to_grant_not_to_check_the_url(pg
         assert "server is running" not in message and "wrong" not in message, message
     assert "%40" in said[f'password authentication failed for user "{role}"']
     assert "pg_hba.conf" in said[next(w for w in said if "pg_hba" in w)].split(". ", 1)[1]
+
+
+@pytest.mark.postgres
+def test_a_connect_timeout_given_in_the_url_is_the_one_used(pg_url):
+    """`?connect_timeout=N` in the URL (an operator's longer wait for a far or slow server, or a shorter one) is the
+    timeout the driver gets; taskspace's 5 s is the default where the URL gives none. Before, found with a server
+    that accepts and never answers: `?connect_timeout=1` still waited 5 s (SQLAlchemy lets `connect_args` override
+    the URL's parameters)."""
+    from sqlalchemy import event
+
+    from indexer.store.sql_migrate import CONNECT_TIMEOUT_S, make_engine
+
+    seen = []
+    for url in (pg_url + "&connect_timeout=30", pg_url):
+        engine = make_engine(url)
+        event.listen(engine, "do_connect", lambda dialect, rec, cargs, cparams: seen.append(cparams["connect_timeout"]))
+        try:
+            with engine.connect():
+                pass
+        finally:
+            engine.dispose()
+    assert [int(t) for t in seen] == [30, CONNECT_TIMEOUT_S]

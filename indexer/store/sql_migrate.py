@@ -88,7 +88,8 @@ def make_engine(url: str) -> Engine:
     elif backend == "postgresql":
         if parsed.get_driver_name() not in {"psycopg", "psycopg2"} and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # plain postgresql:// means psycopg 3 here
-        connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+        if "connect_timeout" not in parsed.query:  # the URL's own wins (before: connect_args overrode it with 5 s)
+            connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
     pool = {"pool_size": 5, "max_overflow": POOL_CONNECTIONS - 5} if backend == "postgresql" else {}  # (the defaults)
     try:
         engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite", **pool)
