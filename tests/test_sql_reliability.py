@@ -954,3 +954,31 @@ def test_a_connect_timeout_given_in_the_url_is_the_one_used(pg_url):
         finally:
             engine.dispose()
     assert [int(t) for t in seen] == [30, CONNECT_TIMEOUT_S]
+
+
+@pytest.mark.postgres
+def test_a_connection_parameter_the_client_refuses_is_named_not_taken_for_a_server_away(pg_url):
+    """A query parameter of the URL the PostgreSQL client does not know (`?sslmod=require`, a typo) or whose value it
+    refuses (`?sslmode=bogus`, `?connect_timeout=abc`), and `sslmode=require` against a server without SSL: the error names the parameter and
+    what to change, no password shown; before, the driver's line and "Check the URL (...: host, port, user, database
+    name, file path) and that the server is running and reachable", none of which was wrong."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    url = make_url(pg_url).set(password="t0psecret")
+    said = {}
+    for key, value in (("sslmod", "require"), ("sslmode", "bogus"), ("connect_timeout", "abc"), ("sslmode", "require")):
+        try:
+            Store(url.update_query_dict({key: value}).render_as_string(hide_password=False)).close()
+        except StoreError as exc:
+            said[f"{key}={value}"] = str(exc)
+    assert "`sslmod`" in said["sslmod=require"] and "remove it or fix its name" in said["sslmod=require"], said
+    assert "`sslmode=bogus`" in said["sslmode=bogus"] and "`connect_timeout=abc`" in said["connect_timeout=abc"], said
+    engine = create_engine(make_url(pg_url).set(query={}))
+    with engine.connect() as conn:
+        ssl = conn.exec_driver_sql("show ssl").scalar()
+    engine.dispose()
+    if ssl == "off":  # this server has no SSL: sslmode=require is refused
+        assert "sslmode=prefer" in said.get("sslmode=require", ""), said
+    for message in said.values():
+        assert "server is running" not in message and "t0psecret" not in message, message

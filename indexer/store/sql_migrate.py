@@ -263,6 +263,20 @@ def _missing_hint(url, detail: str) -> str:
     if "password authentication failed" in detail:
         return (f"The server refused the password of {user}: fix it in the URL ({_URL_SETTING}; percent-encoded, "
                 "each '@' as %40: `urllib.parse.quote(password, safe='')`) or set it for the user (`ALTER ROLE {user} PASSWORD '...'`)")
+    import re
+
+    # the client refused a parameter after the URL's '?' before it reached the server (a typo, a bad value), or the
+    # server has no SSL for an sslmode that requires it (before: "check the URL ... and that the server is running")
+    if m := re.search(r'invalid connection option "([^"]+)"', detail):
+        return (f"The URL's `{m[1]}` is no connection parameter of PostgreSQL's client (every parameter after '?' is "
+                f"passed to it): remove it or fix its name in the URL ({_URL_SETTING}); the parameters: "
+                "https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-PARAMKEYWORDS")
+    m = re.search(r'invalid (\w+) value: "([^"]*)"', detail) or re.search(r"bad value for (\w+): '([^']*)'", detail)
+    if m and m[1] in u.query:
+        return f"The URL's `{m[1]}={m[2]}` is not a value the client takes: fix it in the URL ({_URL_SETTING})"
+    if "server does not support SSL, but SSL was required" in detail:
+        return ("The server does not accept SSL connections and the URL's sslmode requires them: enable SSL on the "
+                f"server (ssl = on), or set sslmode=prefer (or disable) in the URL ({_URL_SETTING})")
     if "no pg_hba.conf entry" in detail:
         return ("The server's pg_hba.conf admits no connection of this host, user and database (and encryption): add "
                 "a line for them there and reload the server (`SELECT pg_reload_conf()`), or connect as they allow "
