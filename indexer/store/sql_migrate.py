@@ -478,6 +478,15 @@ def status(url: str | None = None) -> dict:
         engine.dispose()
 
 
+def history(url: str | None = None) -> dict:
+    """:func:`status` and ``revisions``: every schema revision this taskspace knows, oldest first, as ``(revision,
+    description)`` (the first line of its migration's docstring): what `taskspace db history` lists."""
+    r = status(url)
+    r["revisions"] = [(sc.revision, (sc.doc or "").strip().splitlines()[0] if sc.doc else "")
+                      for sc in reversed(list(_script().walk_revisions()))]
+    return r
+
+
 def _absent_sqlite_file(engine: Engine) -> bool:
     """True for a SQLite database (a file, not in memory nor a ``file:`` URI) whose file does not exist."""
     path = sqlite_path(engine.url)
