@@ -982,3 +982,20 @@ def test_a_connection_parameter_the_client_refuses_is_named_not_taken_for_a_serv
         assert "sslmode=prefer" in said.get("sslmode=require", ""), said
     for message in said.values():
         assert "server is running" not in message and "t0psecret" not in message, message
+
+
+@pytest.mark.postgres
+def test_createdb_is_told_the_socket_folder_a_url_names_in_its_query(pg_url):
+    """A URL reaching PostgreSQL through a unix socket names its folder as `?host=/path` (`postgresql://user@/db?host=
+    /var/run/postgresql`): the `createdb` of a database that does not exist is told it (`createdb -h /path`), as it is
+    told the host of a TCP URL; before, `createdb -U postgres NAME`, which tries libpq's own default socket folder."""
+    from sqlalchemy.engine import make_url
+
+    socket_dir = "/var/run/postgresql"
+    port = make_url(pg_url).port or 5432
+    if not os.path.exists(f"{socket_dir}/.s.PGSQL.{port}"):
+        pytest.skip(f"no PostgreSQL socket in {socket_dir}")
+    url = f"postgresql+psycopg://{make_url(pg_url).username}@/ts_no_such_database_s1?host={socket_dir}&port={port}"
+    with pytest.raises(StoreError) as info:
+        Store(url)
+    assert f"createdb -h {socket_dir} -p {port} -U postgres ts_no_such_database_s1" in str(info.value), info.value

@@ -243,7 +243,10 @@ def _missing_hint(url, detail: str) -> str:
                 f"user); the URL is right. Each taskspace process keeps a pool of up to {POOL_CONNECTIONS} connections "
                 "(`taskspace serve` under load, a pass): raise the limit, run fewer processes against this database, or "
                 "put a connection pooler (PgBouncer) in front; retry when connections are free")
-    server = " ".join(x for x in (f"-h {u.host}" if u.host else "", f"-p {u.port}" if u.port else "") if x)
+    # a unix socket's folder (and its port) may be given as the URL's ?host=/path (and ?port=N) instead
+    host, port = u.host or u.query.get("host"), u.port or u.query.get("port")
+    server = " ".join(f"{flag} {value}" for flag, value in (("-h", host), ("-p", port))
+                      if isinstance(value, (str, int)) and value)
     server = f" {server}" if server else ""
     if u.database and f'database "{u.database}" does not exist' in detail:
         owner = f" -O {u.username}" if u.username and u.username != "postgres" else ""
