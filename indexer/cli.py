@@ -376,6 +376,25 @@ def db_current(
         raise typer.Exit(3 if r["newer"] else 1)
 
 
+@db_app.command("history")
+def db_history(url: Optional[str] = _DB_URL) -> None:
+    """List the schema revisions, oldest first, marking the database's and the newest (a REVISION for `db downgrade`).
+
+    Examples:
+
+      taskspace db history
+
+      taskspace db history --url postgresql+psycopg://user@host:5432/db
+    """
+    from .store.sql_migrate import history
+
+    r = history(url)
+    typer.echo(f"{r['url']}: current {r['current'] or '(empty)'}, head {r['head']}")
+    for rev, doc in r["revisions"]:
+        marks = " ".join(m for m, on in (("(current)", rev == r["current"]), ("(head)", rev == r["head"])) if on)
+        typer.echo(f"{rev}  {doc}{'  ' + marks if marks else ''}")
+
+
 @db_app.command("downgrade")
 def db_downgrade(
     revision: str = typer.Argument(..., metavar="REVISION", help="Target revision; 'base' drops every taskspace table."),

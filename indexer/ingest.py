@@ -330,7 +330,13 @@ class Ingester:
     def store_batch(self, batch: SourceBatch) -> None:
         s = self.summary
         batch = drop_unusable_rows(batch)
-        batch = drop_conflicts_between_names(batch, self.store)
+        try:
+            checked = drop_conflicts_between_names(batch, self.store)
+        except ConnectionLostError as exc:  # the database ended the session of its alias read (a restart, a failover):
+            # once more on a fresh connection, as the store below (before: the error left the ingest, failing the pass)
+            log.warning("%s: %s; looking its names up once more", batch.source.location, exc)
+            checked = drop_conflicts_between_names(batch, self.store)
+        batch = checked
         s.errors.extend(batch.errors)
         s.warnings.extend(batch.warnings)
         if (repeated := repeated_texts(batch)) is not None:

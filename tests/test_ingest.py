@@ -206,6 +206,59 @@ def test_a_source_whose_database_session_was_ended_is_stored_on_a_fresh_connecti
         assert "the server ended the session" in err.message and store.get_source(err.file) is None, err.message
 
 
+def _end_the_session_of_the_first_alias_read(store) -> list:
+    """Make PostgreSQL end the session of ``store``'s first read of the model aliases under it (as
+    `pg_terminate_backend` from another session would); the list returned gets a 1 when it did."""
+    from sqlalchemy import event
+
+    ended = []
+
+    def end_session(conn, cursor, statement, *_):
+        if not ended and "model_aliases" in statement and statement.lstrip().upper().startswith("SELECT"):
+            ended.append(1)
+            cursor.execute("select pg_terminate_backend(pg_backend_pid())")
+
+    event.listen(store.engine, "before_cursor_execute", end_session)
+    return ended
+
+
+def test_a_source_whose_session_was_ended_while_its_names_were_read_is_stored_once_more(pg_url, caplog):
+    """PostgreSQL ending the session while `Store.ingest` reads the model aliases of a source's names, before its write
+    transaction (long on a 32,823-model database; a restart, `pg_terminate_backend`): the ConnectionLostError stays
+    one, so the source is stored once more on a fresh connection (a warning says so), as when the session ends while
+    it is written. Before, `Store.ingest` made it a plain StoreError: the source failed ("ingesting ... failed, nothing
+    of it was saved: reading from the database failed: terminating connection ...") and the pass went on without it."""
+    import logging
+
+    from indexer.store.sql import Store
+
+    with Store(pg_url, upgrade=True) as store:
+        ended = _end_the_session_of_the_first_alias_read(store)
+        with caplog.at_level(logging.WARNING, logger="indexer.ingest"):
+            s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+        assert ended == [1] and "once more" in caplog.text, (caplog.text, [e.message for e in s.errors])
+        assert s.errors == [] and s.sources == 4 and len(store.load_outcomes().models) == 4, s.errors
+
+
+def test_a_table_whose_session_was_ended_while_its_names_were_checked_is_stored(pg_url, caplog):
+    """PostgreSQL ending the session while the names of a table of many models are looked up to find two names of one
+    model (`drop_conflicts_between_names`, before the source is stored; a restart, `pg_terminate_backend`): looked up
+    once more on a fresh connection (a warning says so) and the source stored. Before, found killing sessions under
+    `taskspace index` of the mixed home's sources on PostgreSQL: the error left the ingest, and the pass failed as a
+    whole ("run aborted: reading from the database failed: terminating connection ...; retry", exit 3)."""
+    import logging
+
+    from indexer.store.sql import Store
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    with Store(pg_url, upgrade=True) as store:
+        ended = _end_the_session_of_the_first_alias_read(store)
+        with caplog.at_level(logging.WARNING, logger="indexer.ingest"):
+            s = ingest(str(sample), store=store, fetch_metadata=False)
+        assert ended == [1] and "once more" in caplog.text, caplog.text
+        assert s.errors == [] and s.sources == 1 and len(store.load_outcomes().models) == 25, s.errors
+
+
 @pytest.mark.slow
 def test_shared_mmlu_pro_counts(tmp_path, shared_data):
     """The real 371k-cell table into SQLite (PostgreSQL: benchmarks/bench_ingest.py)."""

@@ -463,3 +463,23 @@ def test_db_current_check_exits_nonzero_unless_the_schema_is_at_head(tmp_path):
     assert run("--check").exit_code == 3
     assert "--check" in CliRunner().invoke(app, ["db", "current", "-h"]).output
     assert "--check" in CliRunner().invoke(app, ["db", "-h"]).output
+
+
+def test_db_history_lists_the_revisions_and_marks_the_databases(db_url):
+    """`taskspace db history` lists the schema revisions oldest first, each with its description, marking the one the
+    database is at and the newest, so an operator picks the REVISION of `db downgrade REVISION --yes`; before, "No
+    such command 'history'", and the revisions were named only by the error of a revision Alembic cannot place."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    migrate.upgrade_url(db_url, "0005")
+    r = CliRunner().invoke(app, ["db", "history", "--url", db_url])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    revs = [line.split()[0] for line in lines if line[:4].isdigit()]
+    assert revs == sorted(migrate.known_revisions()), r.output
+    assert "(current)" in next(line for line in lines if line.startswith("0005")), r.output
+    assert "(head)" in next(line for line in lines if line.startswith(migrate.head())), r.output
+    assert "stored digests" in next(line for line in lines if line.startswith("0005")), r.output
+    assert "history" in CliRunner().invoke(app, ["db", "-h"]).output

@@ -851,3 +851,151 @@ def test_a_write_past_a_file_size_limit_says_the_limit(tmp_path):
     said = res.stdout.strip()
     assert res.returncode == 0 and said != "written", (said, res.stderr[-2000:])
     assert "file-size limit" in said and "1048576 bytes" in said and "ulimit -f" in said, said
+
+
+@pytest.mark.postgres
+def test_a_postgres_scheme_url_is_postgresql(pg_url):
+    """`postgres://` (libpq's other scheme, the one hosting platforms' DATABASE_URL gives) is PostgreSQL through
+    psycopg, as `postgresql://` is; before, "no driver for 'postgres' (Can't load plugin: sqlalchemy.dialects:postgres)"."""
+    from indexer.store.sql_migrate import status
+
+    url = "postgres://" + pg_url.split("://", 1)[1]
+    with Store(url, upgrade=True) as s:
+        assert s.dialect == "postgresql"
+        s.ingest(batch("/d/a.csv"))
+        assert s.counts()["sources"] == 1
+    assert status(url)["current"] == status(pg_url)["current"] is not None
+
+
+@pytest.mark.parametrize("userinfo", ["postgres:t0p@s3cr3t", "postgres:t0p@s3@cr3t", "postgres:t0p/x@s3cr3t"])
+def test_a_password_with_an_at_sign_not_percent_encoded_is_named_and_never_shown(userinfo):
+    """An '@' in the password left as it is (`postgres:t0p@s3cr3t@host`): the URL parser ends the password at the first
+    '@' and takes the rest for the host. Now the URL is refused saying to write it as %40, nothing of the password
+    shown; before, "cannot use the database at postgresql+psycopg://postgres:***@s3cr3t@127.0.0.1...: failed to
+    resolve host 's3cr3t@127.0.0.1'", the password's tail in the clear."""
+    from indexer.store.sql_migrate import safe_url
+
+    url = f"postgresql+psycopg://{userinfo}@127.0.0.1:5432/test"
+    with pytest.raises(StoreError, match="%40") as info:
+        Store(url)
+    shown = str(info.value) + safe_url(url)
+    assert "s3" not in shown and "cr3t" not in shown and "t0p" not in shown
+    assert "postgres:***@127.0.0.1:5432/test" in str(info.value)
+
+
+@pytest.mark.postgres
+def test_a_user_the_server_refuses_is_told_what_to_grant_not_to_check_the_url(pg_url):
+    """PostgreSQL answering that the URL's user may not log in, or may not connect to its database (CONNECT revoked
+    from PUBLIC, as a hardened server does), or refusing its password or its host (pg_hba.conf): the error says what
+    the server refused and what to grant or fix (`ALTER ROLE ... LOGIN`, `GRANT CONNECT ON DATABASE ...`); before,
+    "Check the URL (...: host, port, user, database name, file path) and that the server is running and reachable",
+    of a server that answered."""
+    import uuid
+
+    import psycopg
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import connect_error
+
+    base = make_url(pg_url)
+    tag = uuid.uuid4().hex[:10]
+    role, database = f"ts_role_{tag}", f"ts_db_{tag}"
+    admin = create_engine(base.set(query={}), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'create role "{role}" nologin')
+        conn.exec_driver_sql(f'create database "{database}"')
+        conn.exec_driver_sql(f'revoke connect on database "{database}" from public')
+    try:
+        with pytest.raises(StoreError) as no_login:
+            Store(base.set(username=role).render_as_string(hide_password=False))
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'alter role "{role}" login')
+        with pytest.raises(StoreError) as no_connect:
+            Store(base.set(username=role, database=database, query={}).render_as_string(hide_password=False))
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'drop database if exists "{database}"')
+            conn.exec_driver_sql(f'drop role if exists "{role}"')
+        admin.dispose()
+    assert f'ALTER ROLE "{role}" LOGIN' in str(no_login.value), no_login.value
+    assert f'GRANT CONNECT ON DATABASE "{database}" TO "{role}"' in str(no_connect.value), no_connect.value
+    for info in (no_login, no_connect):
+        assert "server is running" not in str(info.value), info.value
+    # what a server asking for passwords says (this one trusts its local users): the password, or pg_hba.conf
+    url = base.set(username=role, password="wrong")
+    said = {why: str(connect_error(url, psycopg.OperationalError(
+        f'connection failed: connection to server at "127.0.0.1", port 5432 failed: FATAL:  {why}')))
+        for why in (f'password authentication failed for user "{role}"',
+                    f'no pg_hba.conf entry for host "10.0.0.7", user "{role}", database "test", no encryption')}
+    for why, message in said.items():
+        assert "server is running" not in message and "wrong" not in message, message
+    assert "%40" in said[f'password authentication failed for user "{role}"']
+    assert "pg_hba.conf" in said[next(w for w in said if "pg_hba" in w)].split(". ", 1)[1]
+
+
+@pytest.mark.postgres
+def test_a_connect_timeout_given_in_the_url_is_the_one_used(pg_url):
+    """`?connect_timeout=N` in the URL (an operator's longer wait for a far or slow server, or a shorter one) is the
+    timeout the driver gets; taskspace's 5 s is the default where the URL gives none. Before, found with a server
+    that accepts and never answers: `?connect_timeout=1` still waited 5 s (SQLAlchemy lets `connect_args` override
+    the URL's parameters)."""
+    from sqlalchemy import event
+
+    from indexer.store.sql_migrate import CONNECT_TIMEOUT_S, make_engine
+
+    seen = []
+    for url in (pg_url + "&connect_timeout=30", pg_url):
+        engine = make_engine(url)
+        event.listen(engine, "do_connect", lambda dialect, rec, cargs, cparams: seen.append(cparams["connect_timeout"]))
+        try:
+            with engine.connect():
+                pass
+        finally:
+            engine.dispose()
+    assert [int(t) for t in seen] == [30, CONNECT_TIMEOUT_S]
+
+
+@pytest.mark.postgres
+def test_a_connection_parameter_the_client_refuses_is_named_not_taken_for_a_server_away(pg_url):
+    """A query parameter of the URL the PostgreSQL client does not know (`?sslmod=require`, a typo) or whose value it
+    refuses (`?sslmode=bogus`, `?connect_timeout=abc`), and `sslmode=require` against a server without SSL: the error names the parameter and
+    what to change, no password shown; before, the driver's line and "Check the URL (...: host, port, user, database
+    name, file path) and that the server is running and reachable", none of which was wrong."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    url = make_url(pg_url).set(password="t0psecret")
+    said = {}
+    for key, value in (("sslmod", "require"), ("sslmode", "bogus"), ("connect_timeout", "abc"), ("sslmode", "require")):
+        try:
+            Store(url.update_query_dict({key: value}).render_as_string(hide_password=False)).close()
+        except StoreError as exc:
+            said[f"{key}={value}"] = str(exc)
+    assert "`sslmod`" in said["sslmod=require"] and "remove it or fix its name" in said["sslmod=require"], said
+    assert "`sslmode=bogus`" in said["sslmode=bogus"] and "`connect_timeout=abc`" in said["connect_timeout=abc"], said
+    engine = create_engine(make_url(pg_url).set(query={}))
+    with engine.connect() as conn:
+        ssl = conn.exec_driver_sql("show ssl").scalar()
+    engine.dispose()
+    if ssl == "off":  # this server has no SSL: sslmode=require is refused
+        assert "sslmode=prefer" in said.get("sslmode=require", ""), said
+    for message in said.values():
+        assert "server is running" not in message and "t0psecret" not in message, message
+
+
+@pytest.mark.postgres
+def test_createdb_is_told_the_socket_folder_a_url_names_in_its_query(pg_url):
+    """A URL reaching PostgreSQL through a unix socket names its folder as `?host=/path` (`postgresql://user@/db?host=
+    /var/run/postgresql`): the `createdb` of a database that does not exist is told it (`createdb -h /path`), as it is
+    told the host of a TCP URL; before, `createdb -U postgres NAME`, which tries libpq's own default socket folder."""
+    from sqlalchemy.engine import make_url
+
+    socket_dir = "/var/run/postgresql"
+    port = make_url(pg_url).port or 5432
+    if not os.path.exists(f"{socket_dir}/.s.PGSQL.{port}"):
+        pytest.skip(f"no PostgreSQL socket in {socket_dir}")
+    url = f"postgresql+psycopg://{make_url(pg_url).username}@/ts_no_such_database_s1?host={socket_dir}&port={port}"
+    with pytest.raises(StoreError) as info:
+        Store(url)
+    assert f"createdb -h {socket_dir} -p {port} -U postgres ts_no_such_database_s1" in str(info.value), info.value

@@ -278,8 +278,9 @@ class IngestMixin:
         revision = src.revision or f"content:{_fingerprint(table)}"  # of the names as given: stable across alias files
         try:
             table, idents = self._identities(table)
-        except StoreError as exc:
-            raise StoreError(f"ingesting {src.location} failed, nothing of it was saved: {exc}") from exc
+        except StoreError as exc:  # of its own kind: a session the server ended is a ConnectionLostError the caller
+            # stores once more on (before: a plain StoreError, so the source failed, or the pass with it)
+            raise type(exc)(f"ingesting {src.location} failed, nothing of it was saved: {exc}") from exc
         cols = _columns(table, src.location, raw)
         with self._write(f"ingesting {src.location}") as conn:
             return self._ingest_tx(conn, batch, revision, cols, idents)

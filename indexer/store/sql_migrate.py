@@ -33,7 +33,7 @@ _URL_HELP = f"set the URL ({_URL_SETTING}) to e.g. sqlite:////abs/path/taskspace
 def safe_url(url) -> str:
     """The URL with any password masked, for messages and logs."""
     try:
-        u = make_url(url)
+        u = _without_userinfo_in_host(make_url(url))
         secret = {k: "MASKED" for k in u.query if k.lower() in _SECRET_PARAMS}  # libpq takes ?password=... too
         shown = (u.update_query_dict(secret) if secret else u).render_as_string(hide_password=True)
         return shown.replace("=MASKED", "=***") if secret else shown
@@ -43,6 +43,14 @@ def safe_url(url) -> str:
 
 #: query parameters of a database URL that hold a secret (libpq's connection parameters), masked like the password
 _SECRET_PARAMS = {"password", "sslpassword"}
+
+
+def _without_userinfo_in_host(u):
+    """``u`` with what its parser took for the host before an '@' masked as the password: an '@' of the password (or
+    user) not percent-encoded ends the password there, and the rest of it was shown as the host."""
+    if u.host and "@" in u.host:
+        return u.set(host=u.host.rsplit("@", 1)[1], password="***")
+    return u
 
 
 def _masked_text(url: str) -> str:
@@ -60,6 +68,14 @@ def make_engine(url: str) -> Engine:
     except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number (before: its traceback)
         why = f" ({exc})" if isinstance(exc, ValueError) else ""
         raise DatabaseURLError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
+    if parsed.host and "@" in parsed.host:  # before: the driver's "failed to resolve host 'REST_OF_PASSWORD@host'"
+        raise DatabaseURLError(
+            f"database URL {safe_url(url)}: its password (or user name) holds an '@' that is not percent-encoded, so "
+            "the rest was read as the host; percent-encode it (each '@' as %40: `urllib.parse.quote(password, safe='')`); "
+            f"{_URL_HELP}")
+    if parsed.drivername == "postgres":  # libpq's other scheme (hosting platforms give DATABASE_URL so); SQLAlchemy has
+        # no dialect of that name (before: "no driver for 'postgres'")
+        parsed = parsed.set(drivername="postgresql")
     backend = parsed.get_backend_name()
     connect_args: dict = {}
     if backend == "sqlite":
@@ -72,7 +88,8 @@ def make_engine(url: str) -> Engine:
     elif backend == "postgresql":
         if parsed.get_driver_name() not in {"psycopg", "psycopg2"} and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # plain postgresql:// means psycopg 3 here
-        connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+        if "connect_timeout" not in parsed.query:  # the URL's own wins (before: connect_args overrode it with 5 s)
+            connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
     pool = {"pool_size": 5, "max_overflow": POOL_CONNECTIONS - 5} if backend == "postgresql" else {}  # (the defaults)
     try:
         engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite", **pool)
@@ -213,7 +230,8 @@ POOL_CONNECTIONS = 15
 
 def _missing_hint(url, detail: str) -> str:
     """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
-    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; "" otherwise."""
+    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; or that it
+    refused the user (no LOGIN, no CONNECT on the database, its password, pg_hba.conf): what to grant or fix; "" otherwise."""
     try:
         u = make_url(str(url)) if not hasattr(url, "database") else url
     except Exception:  # noqa: BLE001 - the hint is an extra; the error stands without it
@@ -225,7 +243,10 @@ def _missing_hint(url, detail: str) -> str:
                 f"user); the URL is right. Each taskspace process keeps a pool of up to {POOL_CONNECTIONS} connections "
                 "(`taskspace serve` under load, a pass): raise the limit, run fewer processes against this database, or "
                 "put a connection pooler (PgBouncer) in front; retry when connections are free")
-    server = " ".join(x for x in (f"-h {u.host}" if u.host else "", f"-p {u.port}" if u.port else "") if x)
+    # a unix socket's folder (and its port) may be given as the URL's ?host=/path (and ?port=N) instead
+    host, port = u.host or u.query.get("host"), u.port or u.query.get("port")
+    server = " ".join(f"{flag} {value}" for flag, value in (("-h", host), ("-p", port))
+                      if isinstance(value, (str, int)) and value)
     server = f" {server}" if server else ""
     if u.database and f'database "{u.database}" does not exist' in detail:
         owner = f" -O {u.username}" if u.username and u.username != "postgres" else ""
@@ -234,6 +255,35 @@ def _missing_hint(url, detail: str) -> str:
     if u.username and f'role "{u.username}" does not exist' in detail:
         return (f"Create the user (`createuser{server} -U postgres {u.username}`, or `CREATE ROLE \"{u.username}\" LOGIN`), "
                 f"or name an existing user in the URL ({_URL_SETTING})")
+    # the server answered and refused this user (before: "check the URL ... and that the server is running")
+    user = f'"{u.username}"' if u.username else "the user"
+    if "is not permitted to log in" in detail:
+        return (f"The user may not log in: let it, as a superuser (`ALTER ROLE {user} LOGIN`), or name a user who may "
+                f"in the URL ({_URL_SETTING})")
+    if u.database and f'permission denied for database "{u.database}"' in detail:
+        return (f"The user may not connect to this database: grant it, as the database's owner (`GRANT CONNECT ON "
+                f"DATABASE \"{u.database}\" TO {user}`), or name a user who may in the URL ({_URL_SETTING})")
+    if "password authentication failed" in detail:
+        return (f"The server refused the password of {user}: fix it in the URL ({_URL_SETTING}; percent-encoded, "
+                "each '@' as %40: `urllib.parse.quote(password, safe='')`) or set it for the user (`ALTER ROLE {user} PASSWORD '...'`)")
+    import re
+
+    # the client refused a parameter after the URL's '?' before it reached the server (a typo, a bad value), or the
+    # server has no SSL for an sslmode that requires it (before: "check the URL ... and that the server is running")
+    if m := re.search(r'invalid connection option "([^"]+)"', detail):
+        return (f"The URL's `{m[1]}` is no connection parameter of PostgreSQL's client (every parameter after '?' is "
+                f"passed to it): remove it or fix its name in the URL ({_URL_SETTING}); the parameters: "
+                "https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-PARAMKEYWORDS")
+    m = re.search(r'invalid (\w+) value: "([^"]*)"', detail) or re.search(r"bad value for (\w+): '([^']*)'", detail)
+    if m and m[1] in u.query:
+        return f"The URL's `{m[1]}={m[2]}` is not a value the client takes: fix it in the URL ({_URL_SETTING})"
+    if "server does not support SSL, but SSL was required" in detail:
+        return ("The server does not accept SSL connections and the URL's sslmode requires them: enable SSL on the "
+                f"server (ssl = on), or set sslmode=prefer (or disable) in the URL ({_URL_SETTING})")
+    if "no pg_hba.conf entry" in detail:
+        return ("The server's pg_hba.conf admits no connection of this host, user and database (and encryption): add "
+                "a line for them there and reload the server (`SELECT pg_reload_conf()`), or connect as they allow "
+                "(another user or database, `?sslmode=require`)")
     return ""
 
 
@@ -429,6 +479,15 @@ def status(url: str | None = None) -> dict:
                 "newer": cur is not None and cur not in known_revisions()}
     finally:
         engine.dispose()
+
+
+def history(url: str | None = None) -> dict:
+    """:func:`status` and ``revisions``: every schema revision this taskspace knows, oldest first, as ``(revision,
+    description)`` (the first line of its migration's docstring): what `taskspace db history` lists."""
+    r = status(url)
+    r["revisions"] = [(sc.revision, (sc.doc or "").strip().splitlines()[0] if sc.doc else "")
+                      for sc in reversed(list(_script().walk_revisions()))]
+    return r
 
 
 def _absent_sqlite_file(engine: Engine) -> bool:
