@@ -165,7 +165,7 @@ class Indexer:
         self.stop = stop or threading.Event()
         self.hub = hub
         self.fetch_metadata = fetch_metadata  # False: no Hub metadata for the ingested models (the demo: no network)
-        self._ensure_lock = lambda: None  # set by run(): checks the pass still holds the 'index' lock
+        self._ensure_lock = lambda: None  # set by run(): checks the pass still holds the 'index' lock and its file
 
     @property
     def vectors(self):
@@ -209,7 +209,10 @@ class Indexer:
         with self.store.lock("index") as held:
             # between stages: still ours? (PostgreSQL ends the lock with its session: taken again, or BusyError when
             # another pass took it meanwhile; before, this pass ran on beside that one)
-            self._ensure_lock = getattr(held, "ensure", None) or (lambda: None)
+            # and its database file is still there (Store.check_file): one deleted (or replaced) under the pass fails it
+            # before its next stage, so nothing is pushed to the vector index for a database that is gone (before: the
+            # check ran at the end alone, after the pass had pushed its vectors)
+            self._ensure_lock = self._still_ours(held)
             self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
             # a pass that finished (ok, or partial: item errors, a quarantined source, its index stage done) leaves the
@@ -248,6 +251,18 @@ class Indexer:
             getattr(self.store, "check_file", lambda: None)()
             self._record("finish_run", report.run_id, report.status, report.counts, report.errors)
         return report
+
+    def _still_ours(self, held):
+        """What :attr:`_ensure_lock` runs between stages: the lock's own check (``held.ensure``: PostgreSQL's
+        session lock taken again, or BusyError) and the store's :meth:`~indexer.store.sql.Store.check_file`."""
+        ensure = getattr(held, "ensure", None) or (lambda: None)
+        check_file = getattr(self.store, "check_file", None) or (lambda: None)
+
+        def still_ours() -> None:
+            ensure()
+            check_file()
+
+        return still_ours
 
     def _record(self, what: str, *args):
         """``self.store.<what>(*args)`` (the run record: ``start_run``, ``finish_run``), once more on a fresh
