@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import typer
 
 app = typer.Typer(help="The embedding spaces of this home (one per encoder and method indexed or pulled): `taskspace "
@@ -37,8 +35,7 @@ def _show(as_json: bool) -> None:
             infos = describe_spaces(sql)
             for i in infos:
                 i.index = None
-            held = re.split(r": (?:stop it|wait for it|send the query|a Python program)", str(exc))[0]
-            typer.echo(f"note: {held}: the spaces are listed from SQL alone, their vector-index collections unchecked",
+            typer.echo(f"note: {exc.held}: the spaces are listed from SQL alone, their vector-index collections unchecked",
                        err=True)
         else:
             with vectors:
