@@ -27,7 +27,7 @@ def _show(as_json: bool) -> None:
 
     from .errors import BusyError
 
-    with open_sql_of_index() as sql:
+    with open_sql_of_index(read_only=True) as sql:
         try:
             vectors = VectorStore.from_settings()
         except BusyError as exc:  # a running server holds the embedded folder: SQL still says what the spaces are
@@ -122,7 +122,8 @@ def drop(
 
     interrupt_on_sigterm()
     # the indexing passes' lock before the index is opened (as `taskspace reindex`): no pass writes the space meanwhile
-    with open_sql_of_index() as sql, sql.lock("index"), VectorStore.from_settings() as vectors:
+    # a home never indexed has no space to drop: said so, and nothing created (open_sql_of_index's read_only)
+    with open_sql_of_index(read_only=True) as sql, sql.lock("index"), VectorStore.from_settings() as vectors:
         res = drop_space(sql, vectors, space, force=force, dry_run=dry_run)
     if as_json:
         echo_json(res.as_dict())

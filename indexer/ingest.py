@@ -864,12 +864,21 @@ def _hub_file(file: str, root: Path, location: str) -> str:
 
 
 @contextmanager
-def _given_or_opened(store):
-    """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out."""
+def _given_or_opened(store, existing: bool = False):
+    """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out.
+    ``existing`` (a call that only reads or removes: :func:`stored_sources`, :func:`drop_source`): a configured SQLite
+    file that does not exist is :func:`indexer.query.refuse_missing_database`'s error, and nothing is created (before:
+    the home and an empty database)."""
     if store is not None:
         yield store
         return
     from .store.sql import open_store
+
+    if existing:
+        from .config import get_settings
+        from .query import refuse_missing_database
+
+        refuse_missing_database(get_settings())
 
     own = open_store()
     try:
@@ -911,7 +920,7 @@ def ingest(
 def stored_sources(store=None) -> list[dict]:
     """The sources whose results the store holds: ``{"location", "kind", "revision", "outcomes", "ingested_at"}``,
     by location (pulled spaces' markers left out: they hold no results)."""
-    with _given_or_opened(store) as store:
+    with _given_or_opened(store, existing=True) as store:
         return [{"location": s.location, "kind": s.kind, "revision": s.revision, "outcomes": int(s.n_outcomes),
                  "ingested_at": s.ingested_at.isoformat() if s.ingested_at else None}
                 for s in sorted(store.list_sources(), key=lambda s: s.location) if s.kind != "pulled"]
@@ -925,7 +934,7 @@ def drop_source(location: str, *, store=None) -> dict:
     import difflib
 
     location = spec_text(location, "location")
-    with _given_or_opened(store) as store:
+    with _given_or_opened(store, existing=True) as store:
         with store.lock("index"):
             rec = store.get_source(location)
             if rec is None and spec_kind(location) == "hub":  # hub:ORG/REPO@REV: the repo is stored once

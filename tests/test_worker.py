@@ -155,7 +155,7 @@ def test_cli_second_pass_is_refused_while_the_lock_is_held(tmp_path, TASKSPACE):
 
 def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
-    assert res.returncode == 0 and "no runs yet" in res.stdout
+    assert res.returncode == 1 and "does not exist: nothing is indexed" in res.stderr, res  # a home never indexed
     subprocess.run([TASKSPACE, "index"], capture_output=True, text=True, env=dict(os.environ), check=True)
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 0 and " ok " in res.stdout
