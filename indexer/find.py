@@ -909,6 +909,22 @@ def _truncated(space, prompts: list[str]) -> tuple[list[int], int | None]:
     return out, limit
 
 
+def check_benchmark_name(benchmark) -> None:
+    """InputError (``benchmark``) unless ``benchmark`` can name a benchmark: one string, not empty, with visible text
+    (:func:`indexer.records.invisible_only`: "\u200b" is refused as a prompt of it is; before, "unknown benchmark",
+    suggesting some), and no :func:`indexer.records.name_problem`. A benchmark query and a model list by benchmark
+    (:func:`indexer.browse.list_models`) ask it in this order, so one bad name gets one message from both."""
+    if not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
+        raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
+                         item="benchmark")
+    if not benchmark.strip():
+        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
+    if why := invisible_only("benchmark", benchmark):
+        raise InputError(why, item="benchmark")
+    if bad := name_problem(benchmark):
+        raise InputError(f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
+
+
 def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list[str] | None:
     """The checks of the query every entry point shares (:func:`find_models`, :func:`indexer.query.find_models`):
     exactly one of prompts (returned as a list), benchmark, vector; ``k`` a positive integer; ``rank`` one of
@@ -918,15 +934,8 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
     if len(given) != 1:
         got = " and ".join(given) or "none"
         raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
-    if benchmark is not None and not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
-        raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
-                         item="benchmark")
-    if benchmark is not None and not benchmark.strip():
-        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
-    if benchmark is not None and (why := invisible_only("benchmark", benchmark)):  # "\u200b": as a prompt of it
-        raise InputError(why, item="benchmark")  # (before: "unknown benchmark", suggesting some)
-    if benchmark is not None and name_problem(benchmark):
-        raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")
+    if benchmark is not None:
+        check_benchmark_name(benchmark)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"{k_name} must be a positive integer, not {{value}}", item=k_name, value=k)
     if rank not in RANKS:
