@@ -539,30 +539,33 @@ def require_indexed_benchmark(store, vectors, space, name: str, item: str) -> No
         raise _unindexed_benchmark(store, space, name, item=item)
 
 
-def _prompts(prompts) -> list[str] | None:
+def _prompts(prompts, name: str = "prompts") -> list[str] | None:
+    """``prompts`` (one string, or a list of them) as a list, each a usable prompt; None for None. InputError naming
+    ``name`` (the argument: ``queries`` for :func:`indexer.demo.run_demo`, which checks its prompts here) or
+    ``name[i]`` otherwise."""
     if prompts is None:
         return None
     if isinstance(prompts, str):
         prompts = [prompts]
     if isinstance(prompts, (dict, bytes, set, frozenset)):
-        raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts")
+        raise InputError(f"{name} must be a string or a list of strings, not {type(prompts).__name__}", item=name)
     try:
         out = list(prompts)
     except TypeError:
-        raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts") from None
+        raise InputError(f"{name} must be a string or a list of strings, not {type(prompts).__name__}", item=name) from None
     if not out:
-        raise InputError("prompts is an empty list: give at least one prompt (or a benchmark name or a query vector "
-                         "instead)", item="prompts")
+        instead = " (or a benchmark name or a query vector instead)" if name == "prompts" else ""
+        raise InputError(f"{name} is an empty list: give at least one prompt{instead}", item=name)
     for i, p in enumerate(out):
         if not isinstance(p, str):  # `[["x"]]`, `[1]`: said as what it is (before: "must be a non-empty string")
-            raise InputError(f"a prompt must be a string, not {type(p).__name__}", item=f"prompts[{i}]")
+            raise InputError(f"a prompt must be a string, not {type(p).__name__}", item=f"{name}[{i}]")
         if not p.strip():
-            raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
+            raise InputError("a prompt must be a non-empty string", item=f"{name}[{i}]")
         if is_blank(p):  # "\u200b", "\ufeff": the encoder reads nothing (before, ranked as if something was asked)
-            raise InputError(f"a prompt must have visible text (it holds {INVISIBLE_ONLY})", item=f"prompts[{i}]")
+            raise InputError(f"a prompt must have visible text (it holds {INVISIBLE_ONLY})", item=f"{name}[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
-            raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"prompts[{i}]")
+            raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"{name}[{i}]")
     return out
 
 
