@@ -200,6 +200,34 @@ def test_runs_shows_a_run_whose_process_was_killed_as_killed(TASKSPACE):
 
 
 
+def test_runs_shows_a_killed_run_with_the_errors_the_next_pass_records_for_it(TASKSPACE):
+    """A run left "running" that holds errors: `taskspace runs --json` shows it with the errors `mark_killed_runs` (the
+    next pass) then records, its own kept and the killed note after them: one rule. Before, `runs` appended the note
+    while `mark_killed_runs` replaced the errors with it, so the record lost what `runs` had shown (found reading the
+    two)."""
+    from helpers import dead_pid
+    from sqlalchemy import update
+
+    from indexer.store.sql import open_store
+    from indexer.store.sql_derived import killed_error
+    from indexer.store.sql_models import Run
+
+    mine = {"file": "results.csv", "line": 3, "message": "a row rejected"}
+    store = open_store()
+    try:
+        gone = store.start_run("index")
+        with store.engine.begin() as conn:
+            conn.execute(update(Run).where(Run.id == gone).values(pid=dead_pid(), errors=[mine]))
+        res = subprocess.run([TASKSPACE, "runs", "--json"], capture_output=True, text=True, env=dict(os.environ))
+        (shown,) = json.loads(res.stdout)
+        assert shown["status"] == "killed" and shown["error_details"] == [mine, killed_error()], shown
+        assert store.mark_killed_runs("index") == [gone]
+        (recorded,) = store.list_runs()
+        assert recorded.status == "killed" and recorded.errors == shown["error_details"], recorded
+    finally:
+        store.close()
+
+
 def test_runs_json_gives_times_in_iso_8601_as_sources_stored_does(TASKSPACE):
     """`taskspace runs --json` writes `started_at` / `finished_at` in ISO 8601 (`2026-12-05T04:48:31.257500+00:00`),
     as `sources stored --json` writes `ingested_at`; before, Python's `str()`:
