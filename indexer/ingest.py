@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from .errors import (READING_FOR, ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
                      accept_partial_advice, arg, source_hint, traceback_advice)
-from .records import RowError, SourceBatch, SourceInfo
+from .records import RowError, SourceBatch, SourceInfo, ToDict
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-le
 
 
 @dataclass
-class IngestSummary:
+class IngestSummary(ToDict):
     models: int = 0  # model rows this ingest created
     prompts: int = 0  # prompt rows this ingest created
     pruned: int = 0  # benchmark memberships of prompts a new revision edited, moved or dropped, removed
@@ -93,8 +93,6 @@ class IngestSummary:
             "hub_failures": self.hub_failures, "quarantined": list(self.quarantined),
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
     def add_error(self, exc: BaseException, where: str) -> None:
         """Record an exception as the error of the source or listing ``where`` (counted as a Hub failure when it is

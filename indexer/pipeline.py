@@ -40,6 +40,7 @@ import numpy as np
 from . import sourcelist
 from .encoder import Stopped
 from .errors import IndexerError, InputError, abort_reason
+from .records import ToDict
 from .sourcelist import SourceSpec
 from .sources.common import count_rejected
 
@@ -53,7 +54,7 @@ STAGES = ("ingest", "setup", "load", "embed", "solve", "vectors", "index")
 
 
 @dataclass
-class RunReport:
+class RunReport(ToDict):
     """What one pass did. ``errors`` are per-item (file/source, line, message)."""
 
     run_id: int | None = None
@@ -70,8 +71,6 @@ class RunReport:
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "status": self.status, "counts": self.counts, "sources": self.sources,
                 "errors": self.errors, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 def unconfigured_note(report) -> str | None:

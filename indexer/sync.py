@@ -65,7 +65,7 @@ import numpy as np
 
 from . import represent
 from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError, arg
-from .records import parameter_count, prompt_hash
+from .records import ToDict, parameter_count, prompt_hash
 from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, space_slug
 
@@ -341,7 +341,7 @@ def _prompt_points(sql, space, encoder, batch: int = 2048) -> Iterator[Point]:
 
 
 @dataclass
-class ReindexResult:
+class ReindexResult(ToDict):
     space: str
     space_id: int
     counts: dict[str, int]
@@ -349,8 +349,6 @@ class ReindexResult:
 
     def as_dict(self) -> dict:
         return {"space": self.space, "space_id": self.space_id, "counts": self.counts, "seconds": round(self.seconds, 3)}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KINDS, encoder=None,
@@ -456,7 +454,7 @@ def push_other_spaces(sql, vectors: VectorStore, skip: Sequence[int] = ()) -> di
 
 
 @dataclass
-class Drift:
+class Drift(ToDict):
     space: str
     missing: dict[str, list[str]] = field(default_factory=dict)
     stale: dict[str, list[str]] = field(default_factory=dict)
@@ -540,8 +538,6 @@ class Drift:
                 "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 #: check compares stored vectors with SQL's through their inner products with these many fixed random probes
