@@ -225,8 +225,9 @@ def test_a_malformed_database_url_is_a_configuration_error_exit_2(monkeypatch, t
                         ("postgresql+psycopg://u@127.0.0.1:notaport/db", "not a valid SQLAlchemy URL")):
         monkeypatch.setenv("TASKSPACE_DATABASE_URL", url)
         reset_settings()
-        code, _, err = run_cli(capsys, "runs")
-        assert code == 2 and needle in err and "TASKSPACE_DATABASE_URL" in err, (url, code, err)
+        for command in (("runs",), ("search", "x"), ("benchmarks",)):  # (a read-only command reads the URL first)
+            code, _, err = run_cli(capsys, *command)
+            assert code == 2 and needle in err and "TASKSPACE_DATABASE_URL" in err, (command, url, code, err)
         with pytest.raises(ConfigError) as info:
             Store(url)
         assert isinstance(info.value, StoreError)

@@ -242,7 +242,7 @@ def sqlite_path(url) -> Path | None:
     one in memory, a ``file:`` URI or a URL that does not parse (opening it says what is wrong)."""
     try:
         u = make_url(str(url)) if not hasattr(url, "get_backend_name") else url
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number (before: a search's traceback)
         return None
     db = u.database
     if u.get_backend_name() != "sqlite" or not db or db == ":memory:" or db.startswith("file:"):
