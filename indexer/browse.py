@@ -33,9 +33,9 @@ import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError
 from .query import check_has_models
-from .records import invisible_only, name_problem, strip_invisible
-from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
-                   _resolve_models, _stores as _given_or_shared, require_indexed_benchmark, suggest)
+from .records import name_problem, strip_invisible
+from .find import (Filters, card_facts, check_benchmark_name, facts_of, _index_in_step, _means, check_not_drifted,
+                   _merge, _num, _resolve_models, _stores as _given_or_shared, require_indexed_benchmark, suggest)
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -191,13 +191,12 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
     (vectors, space) listed, where a benchmark SQL knows and the index does not hold yet is an error
     (:func:`indexer.find.require_indexed_benchmark`), not an empty listing."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
-    # a blank or unusable name, as a benchmark query refuses it (before: "unknown benchmark ''; did you mean ...")
-    if benchmark is not None and (bad := name_problem(benchmark)):
-        raise InputError("benchmark must be a non-empty benchmark name" if bad == "empty" else
-                         f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
-    if benchmark is not None and (why := invisible_only("benchmark", benchmark)):  # as a benchmark query refuses it
-        raise InputError(why, item="benchmark")
-    if benchmark is not None:  # "beta ", "\u200bbeta": the benchmark it names, as a filter's is (Filters)
+    # a blank or unusable name, refused as a benchmark query refuses it, in its words (before: "unknown benchmark '';
+    # did you mean ...", and later a check of its own, in another order: "\x01" was a control character here, a
+    # name without visible text there)
+    if benchmark is not None:
+        check_benchmark_name(benchmark)
+        # "beta ", "\u200bbeta": the benchmark it names, as a filter's is (Filters)
         benchmark = strip_invisible(benchmark)
     conds = dict(flt.conditions())
     names = {} if names is None else names

@@ -597,7 +597,7 @@ def check(
     from .sync import check as run_check
     from .sync import open_sql_of_index
 
-    with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
+    with open_sql_of_index(read_only=True) as sql, VectorStore.from_settings() as vectors:
         # the configured space (the one a pass solves): its models a pass would solve are drift (Drift.unsolved)
         drifts = run_check(sql, vectors, space, solves=configured_spec(lenient=True))
         running = None if all(d.clean for d in drifts) else _running_pass(sql)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import typer
 
 app = typer.Typer(help="The embedding spaces of this home (one per encoder and method indexed or pulled): `taskspace "
@@ -29,7 +27,7 @@ def _show(as_json: bool) -> None:
 
     from .errors import BusyError
 
-    with open_sql_of_index() as sql:
+    with open_sql_of_index(read_only=True) as sql:
         try:
             vectors = VectorStore.from_settings()
         except BusyError as exc:  # a running server holds the embedded folder: SQL still says what the spaces are
@@ -37,8 +35,7 @@ def _show(as_json: bool) -> None:
             infos = describe_spaces(sql)
             for i in infos:
                 i.index = None
-            held = re.split(r": (?:stop it|wait for it|send the query|a Python program)", str(exc))[0]
-            typer.echo(f"note: {held}: the spaces are listed from SQL alone, their vector-index collections unchecked",
+            typer.echo(f"note: {exc.held}: the spaces are listed from SQL alone, their vector-index collections unchecked",
                        err=True)
         else:
             with vectors:
@@ -125,7 +122,8 @@ def drop(
 
     interrupt_on_sigterm()
     # the indexing passes' lock before the index is opened (as `taskspace reindex`): no pass writes the space meanwhile
-    with open_sql_of_index() as sql, sql.lock("index"), VectorStore.from_settings() as vectors:
+    # a home never indexed has no space to drop: said so, and nothing created (open_sql_of_index's read_only)
+    with open_sql_of_index(read_only=True) as sql, sql.lock("index"), VectorStore.from_settings() as vectors:
         res = drop_space(sql, vectors, space, force=force, dry_run=dry_run)
     if as_json:
         echo_json(res.as_dict())

@@ -48,23 +48,14 @@ def run_demo(queries: list[str] | str, top: int = 5) -> DemoResult:
 
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"must be an integer of at least 1, not {top!r}", item="top")
-    from .records import text_problem
+    from .find import _prompts, find_models
 
-    if isinstance(queries, str):  # one prompt (before, one query per character)
-        queries = [queries]
-    if isinstance(queries, (bytes, dict)) or not hasattr(queries, "__iter__"):
-        raise InputError(f"queries must be a prompt or a list of prompts (strings), not {type(queries).__name__}",
-                         item="queries")
-    queries = list(queries)
-    for i, q in enumerate(queries):
-        if not isinstance(q, str):
-            raise InputError(f"a query must be a prompt (a string), not {type(q).__name__}", item=f"queries[{i}]")
-    for i, q in enumerate(queries):  # before the sample is indexed; a NUL would have been embedded as text
-        bad = text_problem(q)
-        if bad:
-            raise InputError(f"{bad}; give the prompt as text", item=f"queries[{i}]")
+    if queries is None:
+        raise InputError("queries must be a string or a list of strings, not None", item="queries")
+    # checked as find_models checks its prompts (one string is one prompt; none, or a set, is refused), before the
+    # sample is indexed: before, a check of its own let an empty list index the sample to answer nothing
+    queries = _prompts(queries, "queries")
     from .config import get_settings, sqlite_url
-    from .find import find_models
     from .pipeline import Indexer
     from .sourcelist import SourceSpec
     from .store.sql import Store

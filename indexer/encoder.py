@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import EncoderError, InputError, full_disk_free, unwritable
+from .errors import EncoderError, InputError, file_size_limit_note, full_disk_free, unwritable
 from .records import prompt_hash
 
 log = logging.getLogger(__name__)
@@ -226,6 +226,10 @@ class EmbeddingCache:
                         f"the embedding cache {self.path} cannot be used: {exc}, because the disk holding "
                         f"{self.path.parent} is full ({free} bytes free): free some space there, or set "
                         "TASKSPACE_CACHE_DIR to a folder with room (the prompts are then encoded again)") from None
+                if not damaged and (limit := file_size_limit_note(str(exc), "the embedding cache's file")):
+                    # a write past `ulimit -f`: deleting the file (the advice below) would throw the embeddings away
+                    # and hit the limit again as the cache refills (before: "disk I/O error (delete the file ...)")
+                    raise EncoderError(f"the embedding cache {self.path} cannot be used: {exc}{limit}") from None
                 if not damaged and (read_only := unwritable(self.path)) is not None:
                     # a read-only mount or no permission: deleting the file (the advice below) cannot help, and
                     # where the file does not exist yet there is none to delete

@@ -313,14 +313,16 @@ def full_disk_free(folder, detail: str) -> int | None:
     return free if free < FULL_DISK_BYTES else None
 
 
-def file_size_limit_note(detail: str) -> str:
-    """When ``detail`` (a SQLite error's text) is one a write past this process's file-size limit gives (``ulimit -f``,
-    RLIMIT_FSIZE, with SIGXFSZ ignored: the write fails with EFBIG, which SQLite calls "disk I/O error") and such a
-    limit is set: what to say of it, beginning "; "; "" otherwise. As :func:`full_disk_free` tells a full disk."""
+def file_size_limit_note(detail: str, what: str = "a database file") -> str:
+    """When ``detail`` (an error's text) is one a write past this process's file-size limit gives (``ulimit -f``,
+    RLIMIT_FSIZE, with SIGXFSZ ignored: the write fails with EFBIG, which SQLite calls "disk I/O error" and Qdrant
+    "File too large") and such a limit is set: what to say of it, beginning "; "; "" otherwise. ``what``: the file that
+    grew past it (the SQL database's, the vector index's, the embedding cache's). As :func:`full_disk_free` tells a
+    full disk."""
     import resource
 
     words = detail.lower()
-    if "disk i/o error" not in words and "disk is full" not in words:
+    if "disk i/o error" not in words and "disk is full" not in words and "file too large" not in words:
         return ""
     try:
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
@@ -329,8 +331,8 @@ def file_size_limit_note(detail: str) -> str:
     if limit == resource.RLIM_INFINITY:
         return ""
     return (f"; this process runs under a file-size limit of {limit} bytes (`ulimit -f` {limit // 1024}, RLIMIT_FSIZE), "
-            "which a database file grew past: lift it (`ulimit -f unlimited` in the shell or script that starts taskspace, "
-            "LimitFSIZE=infinity in a systemd unit) or raise it above the size the database needs, then run again")
+            f"which {what} grew past: lift it (`ulimit -f unlimited` in the shell or script that starts taskspace, "
+            "LimitFSIZE=infinity in a systemd unit) or raise it above the size the files need, then run again")
 
 
 def unwritable(path) -> str | None:

@@ -539,30 +539,33 @@ def require_indexed_benchmark(store, vectors, space, name: str, item: str) -> No
         raise _unindexed_benchmark(store, space, name, item=item)
 
 
-def _prompts(prompts) -> list[str] | None:
+def _prompts(prompts, name: str = "prompts") -> list[str] | None:
+    """``prompts`` (one string, or a list of them) as a list, each a usable prompt; None for None. InputError naming
+    ``name`` (the argument: ``queries`` for :func:`indexer.demo.run_demo`, which checks its prompts here) or
+    ``name[i]`` otherwise."""
     if prompts is None:
         return None
     if isinstance(prompts, str):
         prompts = [prompts]
     if isinstance(prompts, (dict, bytes, set, frozenset)):
-        raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts")
+        raise InputError(f"{name} must be a string or a list of strings, not {type(prompts).__name__}", item=name)
     try:
         out = list(prompts)
     except TypeError:
-        raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts") from None
+        raise InputError(f"{name} must be a string or a list of strings, not {type(prompts).__name__}", item=name) from None
     if not out:
-        raise InputError("prompts is an empty list: give at least one prompt (or a benchmark name or a query vector "
-                         "instead)", item="prompts")
+        instead = " (or a benchmark name or a query vector instead)" if name == "prompts" else ""
+        raise InputError(f"{name} is an empty list: give at least one prompt{instead}", item=name)
     for i, p in enumerate(out):
         if not isinstance(p, str):  # `[["x"]]`, `[1]`: said as what it is (before: "must be a non-empty string")
-            raise InputError(f"a prompt must be a string, not {type(p).__name__}", item=f"prompts[{i}]")
+            raise InputError(f"a prompt must be a string, not {type(p).__name__}", item=f"{name}[{i}]")
         if not p.strip():
-            raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
+            raise InputError("a prompt must be a non-empty string", item=f"{name}[{i}]")
         if is_blank(p):  # "\u200b", "\ufeff": the encoder reads nothing (before, ranked as if something was asked)
-            raise InputError(f"a prompt must have visible text (it holds {INVISIBLE_ONLY})", item=f"prompts[{i}]")
+            raise InputError(f"a prompt must have visible text (it holds {INVISIBLE_ONLY})", item=f"{name}[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
-            raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"prompts[{i}]")
+            raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"{name}[{i}]")
     return out
 
 
@@ -909,6 +912,22 @@ def _truncated(space, prompts: list[str]) -> tuple[list[int], int | None]:
     return out, limit
 
 
+def check_benchmark_name(benchmark) -> None:
+    """InputError (``benchmark``) unless ``benchmark`` can name a benchmark: one string, not empty, with visible text
+    (:func:`indexer.records.invisible_only`: "\u200b" is refused as a prompt of it is; before, "unknown benchmark",
+    suggesting some), and no :func:`indexer.records.name_problem`. A benchmark query and a model list by benchmark
+    (:func:`indexer.browse.list_models`) ask it in this order, so one bad name gets one message from both."""
+    if not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
+        raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
+                         item="benchmark")
+    if not benchmark.strip():
+        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
+    if why := invisible_only("benchmark", benchmark):
+        raise InputError(why, item="benchmark")
+    if bad := name_problem(benchmark):
+        raise InputError(f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
+
+
 def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list[str] | None:
     """The checks of the query every entry point shares (:func:`find_models`, :func:`indexer.query.find_models`):
     exactly one of prompts (returned as a list), benchmark, vector; ``k`` a positive integer; ``rank`` one of
@@ -918,15 +937,8 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
     if len(given) != 1:
         got = " and ".join(given) or "none"
         raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
-    if benchmark is not None and not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
-        raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
-                         item="benchmark")
-    if benchmark is not None and not benchmark.strip():
-        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
-    if benchmark is not None and (why := invisible_only("benchmark", benchmark)):  # "\u200b": as a prompt of it
-        raise InputError(why, item="benchmark")  # (before: "unknown benchmark", suggesting some)
-    if benchmark is not None and name_problem(benchmark):
-        raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")
+    if benchmark is not None:
+        check_benchmark_name(benchmark)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"{k_name} must be a positive integer, not {{value}}", item=k_name, value=k)
     if rank not in RANKS:

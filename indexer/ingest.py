@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from .errors import (READING_FOR, ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
                      accept_partial_advice, arg, source_hint, traceback_advice)
-from .records import RowError, SourceBatch, SourceInfo
+from .records import RowError, SourceBatch, SourceInfo, ToDict
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-le
 
 
 @dataclass
-class IngestSummary:
+class IngestSummary(ToDict):
     models: int = 0  # model rows this ingest created
     prompts: int = 0  # prompt rows this ingest created
     pruned: int = 0  # benchmark memberships of prompts a new revision edited, moved or dropped, removed
@@ -93,8 +93,6 @@ class IngestSummary:
             "hub_failures": self.hub_failures, "quarantined": list(self.quarantined),
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
     def add_error(self, exc: BaseException, where: str) -> None:
         """Record an exception as the error of the source or listing ``where`` (counted as a Hub failure when it is
@@ -870,12 +868,21 @@ def _hub_file(file: str, root: Path, location: str) -> str:
 
 
 @contextmanager
-def _given_or_opened(store):
-    """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out."""
+def _given_or_opened(store, existing: bool = False):
+    """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out.
+    ``existing`` (a call that only reads or removes: :func:`stored_sources`, :func:`drop_source`): a configured SQLite
+    file that does not exist is :func:`indexer.query.refuse_missing_database`'s error, and nothing is created (before:
+    the home and an empty database)."""
     if store is not None:
         yield store
         return
     from .store.sql import open_store
+
+    if existing:
+        from .config import get_settings
+        from .query import refuse_missing_database
+
+        refuse_missing_database(get_settings())
 
     own = open_store()
     try:
@@ -917,7 +924,7 @@ def ingest(
 def stored_sources(store=None) -> list[dict]:
     """The sources whose results the store holds: ``{"location", "kind", "revision", "outcomes", "ingested_at"}``,
     by location (pulled spaces' markers left out: they hold no results)."""
-    with _given_or_opened(store) as store:
+    with _given_or_opened(store, existing=True) as store:
         return [{"location": s.location, "kind": s.kind, "revision": s.revision, "outcomes": int(s.n_outcomes),
                  "ingested_at": s.ingested_at.isoformat() if s.ingested_at else None}
                 for s in sorted(store.list_sources(), key=lambda s: s.location) if s.kind != "pulled"]
@@ -931,7 +938,7 @@ def drop_source(location: str, *, store=None) -> dict:
     import difflib
 
     location = spec_text(location, "location")
-    with _given_or_opened(store) as store:
+    with _given_or_opened(store, existing=True) as store:
         with store.lock("index"):
             rec = store.get_source(location)
             if rec is None and spec_kind(location) == "hub":  # hub:ORG/REPO@REV: the repo is stored once

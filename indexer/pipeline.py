@@ -40,6 +40,7 @@ import numpy as np
 from . import sourcelist
 from .encoder import Stopped
 from .errors import IndexerError, InputError, abort_reason
+from .records import ToDict
 from .sourcelist import SourceSpec
 from .sources.common import count_rejected
 
@@ -53,7 +54,7 @@ STAGES = ("ingest", "setup", "load", "embed", "solve", "vectors", "index")
 
 
 @dataclass
-class RunReport:
+class RunReport(ToDict):
     """What one pass did. ``errors`` are per-item (file/source, line, message)."""
 
     run_id: int | None = None
@@ -70,8 +71,6 @@ class RunReport:
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "status": self.status, "counts": self.counts, "sources": self.sources,
                 "errors": self.errors, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 def unconfigured_note(report) -> str | None:
@@ -165,7 +164,7 @@ class Indexer:
         self.stop = stop or threading.Event()
         self.hub = hub
         self.fetch_metadata = fetch_metadata  # False: no Hub metadata for the ingested models (the demo: no network)
-        self._ensure_lock = lambda: None  # set by run(): checks the pass still holds the 'index' lock
+        self._ensure_lock = lambda: None  # set by run(): checks the pass still holds the 'index' lock and its file
 
     @property
     def vectors(self):
@@ -209,7 +208,10 @@ class Indexer:
         with self.store.lock("index") as held:
             # between stages: still ours? (PostgreSQL ends the lock with its session: taken again, or BusyError when
             # another pass took it meanwhile; before, this pass ran on beside that one)
-            self._ensure_lock = getattr(held, "ensure", None) or (lambda: None)
+            # and its database file is still there (Store.check_file): one deleted (or replaced) under the pass fails it
+            # before its next stage, so nothing is pushed to the vector index for a database that is gone (before: the
+            # check ran at the end alone, after the pass had pushed its vectors)
+            self._ensure_lock = self._still_ours(held)
             self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
             # a pass that finished (ok, or partial: item errors, a quarantined source, its index stage done) leaves the
@@ -248,6 +250,18 @@ class Indexer:
             getattr(self.store, "check_file", lambda: None)()
             self._record("finish_run", report.run_id, report.status, report.counts, report.errors)
         return report
+
+    def _still_ours(self, held):
+        """What :attr:`_ensure_lock` runs between stages: the lock's own check (``held.ensure``: PostgreSQL's
+        session lock taken again, or BusyError) and the store's :meth:`~indexer.store.sql.Store.check_file`."""
+        ensure = getattr(held, "ensure", None) or (lambda: None)
+        check_file = getattr(self.store, "check_file", None) or (lambda: None)
+
+        def still_ours() -> None:
+            ensure()
+            check_file()
+
+        return still_ours
 
     def _record(self, what: str, *args):
         """``self.store.<what>(*args)`` (the run record: ``start_run``, ``finish_run``), once more on a fresh

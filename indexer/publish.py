@@ -44,6 +44,7 @@ import numpy as np
 
 from . import dataset
 from .errors import ConfigError, DimensionError, EncoderError, HubError, InputError, NotFoundError, arg
+from .records import ToDict
 
 if TYPE_CHECKING:
     from .hub import HubOutageError
@@ -404,7 +405,7 @@ def _unnamed_models(old_paths: dict[str, Path], deletes: list[str]) -> list[str]
 
 # ----------------------------------------------------------------------------------------------- publish
 @dataclass
-class PublishResult:
+class PublishResult(ToDict):
     repo: str
     commit: str | None  # None: nothing changed (or a dry run)
     added: int
@@ -419,8 +420,6 @@ class PublishResult:
         return {"repo": self.repo, "commit": self.commit, "added": self.added, "changed": self.changed,
                 "removed": self.removed, "files": self.files, "deleted": self.deleted, "dry_run": self.dry_run,
                 "message": self.message}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = (),
@@ -601,7 +600,7 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
 
 # ----------------------------------------------------------------------------------------------- pull
 @dataclass
-class PullResult:
+class PullResult(ToDict):
     origin: str
     spaces: list[dict]
     seconds: float
@@ -616,8 +615,6 @@ class PullResult:
     def as_dict(self) -> dict:
         return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3), "cached": self.cached,
                 "removed": self.removed}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 @contextlib.contextmanager

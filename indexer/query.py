@@ -35,11 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError, NotFoundError
+from .records import ToDict
 from .sync import license_text
 
 
 @dataclass
-class Match:
+class Match(ToDict):
     """One ranked model: its raw ``score`` (its predicted score, the inner product of its vector with the query's
     index row), the calibrated ``probability`` of success and its interval ``low``-``high``
     (:mod:`indexer.posterior`; NaN where the model has no stored posterior), the score's posterior ``variance``,
@@ -62,8 +63,6 @@ class Match:
         return {"model": self.model, "score": round(self.score, 6), "probability": r(self.probability),
                 "interval": None if r(self.low) is None or r(self.high) is None else [r(self.low), r(self.high)],
                 **{k: self.payload.get(k) for k in keep}, "license": license_text(self.payload.get("license"))}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 #: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the

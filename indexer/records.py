@@ -163,8 +163,19 @@ class Outcome:
         return prompt_hash(self.text)
 
 
+class ToDict:
+    """A result object's ``to_dict()``: its ``as_dict()`` under the name FindResult, ModelResult and Filters use
+    (README: ``result.to_dict()``), for the result classes that have an ``as_dict`` (before, each repeated
+    ``to_dict = as_dict``)."""
+
+    __slots__ = ()
+
+    def to_dict(self, *args, **kwargs) -> dict:
+        return self.as_dict(*args, **kwargs)
+
+
 @dataclass(frozen=True)
-class RowError:
+class RowError(ToDict):
     """A rejected piece of input: file, line (or row) and what is wrong."""
 
     file: str
@@ -173,8 +184,6 @@ class RowError:
 
     def as_dict(self) -> dict:
         return {"file": self.file, "line": self.line, "message": self.message}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message}" if self.line is not None else f"{self.file}: {self.message}"

@@ -25,6 +25,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from .errors import ConfigError, InputError, UnknownSpaceError
+from .records import ToDict
 
 __all__ = ["default_space", "configured_spec", "update_command", "SpaceInfo", "describe_spaces", "DropResult", "drop_space"]
 
@@ -91,7 +92,7 @@ def update_command(space, settings=None) -> str | None:
 
 
 @dataclass
-class SpaceInfo:
+class SpaceInfo(ToDict):
     """One space as ``taskspace spaces`` shows it."""
 
     name: str
@@ -124,8 +125,6 @@ class SpaceInfo:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
-
 
 def describe_spaces(sql, vectors=None, settings=None) -> list[SpaceInfo]:
     """Every space SQL holds (id order) with its encoder, method, dimension, models, staleness and whether it is the
@@ -157,7 +156,7 @@ def describe_spaces(sql, vectors=None, settings=None) -> list[SpaceInfo]:
 
 
 @dataclass
-class DropResult:
+class DropResult(ToDict):
     """What :func:`drop_space` removed (or, ``dry_run``, would remove)."""
 
     space: str
@@ -177,8 +176,6 @@ class DropResult:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "nothing": self.nothing}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: bool = False,

@@ -65,7 +65,7 @@ import numpy as np
 
 from . import represent
 from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError, arg
-from .records import parameter_count, prompt_hash
+from .records import ToDict, parameter_count, prompt_hash
 from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, space_slug
 
@@ -122,12 +122,14 @@ def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | N
     return by_name
 
 
-def open_sql_of_index(settings=None):
+def open_sql_of_index(settings=None, *, read_only: bool = False):
     """The SQL store of a command that compares the vector index with SQL or rebuilds it from SQL (``check``,
-    ``reindex``). When the SQLite file is gone but a vector index remains (its embedded folder holds something, or the
+    ``reindex``, ``spaces``). When the SQLite file is gone but a vector index remains (its embedded folder holds something, or the
     configured Qdrant server holds a space): a StoreError saying that SQL, the source of truth, is missing at its path and that
     ``taskspace index`` re-indexes the sources (the index cannot rebuild SQL). Before, opening the store created an
-    empty database: ``check`` reported every indexed point as extra and advised ``reindex``, which rebuilt nothing."""
+    empty database: ``check`` reported every indexed point as extra and advised ``reindex``, which rebuilt nothing.
+    ``read_only`` (a command that only reads: ``check``, ``spaces``): without either, the error of a query on a home
+    never indexed (:func:`indexer.query.refuse_missing_database`), and no home nor database is created."""
     from .store.sql import missing_sqlite_file, open_store
 
     if settings is None:
@@ -147,6 +149,10 @@ def open_sql_of_index(settings=None):
             raise StoreError(f"the SQL database is missing at {gone}; it is the source of truth (the vector index at "
                              f"{where} is derived from it and cannot rebuild it): re-index the sources with "
                              "`taskspace index` (or restore the file from a backup)")
+        if read_only:  # `check`, `spaces`: nothing indexed, and nothing made (before: the home and an empty database)
+            from .query import refuse_missing_database
+
+            refuse_missing_database(settings)
     return open_store()
 
 
@@ -335,7 +341,7 @@ def _prompt_points(sql, space, encoder, batch: int = 2048) -> Iterator[Point]:
 
 
 @dataclass
-class ReindexResult:
+class ReindexResult(ToDict):
     space: str
     space_id: int
     counts: dict[str, int]
@@ -343,8 +349,6 @@ class ReindexResult:
 
     def as_dict(self) -> dict:
         return {"space": self.space, "space_id": self.space_id, "counts": self.counts, "seconds": round(self.seconds, 3)}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KINDS, encoder=None,
@@ -450,7 +454,7 @@ def push_other_spaces(sql, vectors: VectorStore, skip: Sequence[int] = ()) -> di
 
 
 @dataclass
-class Drift:
+class Drift(ToDict):
     space: str
     missing: dict[str, list[str]] = field(default_factory=dict)
     stale: dict[str, list[str]] = field(default_factory=dict)
@@ -534,8 +538,6 @@ class Drift:
                 "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
-
-    to_dict = as_dict  # the name FindResult, ModelResult and Filters use (README: result.to_dict())
 
 
 #: check compares stored vectors with SQL's through their inner products with these many fixed random probes

@@ -541,6 +541,21 @@ def test_no_color_removes_the_colour_and_keeps_the_emphasis_as_readme_says():
                 assert codes <= allowed, (extra, argv, sorted(codes - allowed))
 
 
+def test_run_demo_refuses_no_prompt_and_a_set_of_them_as_find_models_does():
+    """`indexer.demo.run_demo([])` (no prompt) and `run_demo({"a", "b"})` (a set: no order to answer in) are the
+    InputError naming `queries`, before the sample is indexed, as `find_models` refuses such prompts (the demo checks
+    its prompts with find's check). Before, a check of its own indexed the sample for an empty list and answered
+    nothing, and took a set in whatever order it iterated (found comparing the two checks)."""
+    from indexer.demo import run_demo
+    from indexer.errors import InputError
+
+    for bad, said in (([], "queries is an empty list: give at least one prompt"),
+                      ({"a", "b"}, "queries must be a string or a list of strings, not set")):
+        with pytest.raises(InputError) as err:
+            run_demo(bad, top=1)
+        assert err.value.item == "queries" and said in str(err.value), err.value
+
+
 def test_run_demo_takes_one_prompt_as_a_string_and_names_queries_that_are_no_text():
     """`indexer.demo.run_demo("What is 2 + 2?")` is one query, as `find_models("...")` takes one prompt; before, the
     string was iterated as one query per character (its space refused as a blank `queries[4]`). `None` or a list

@@ -1180,6 +1180,28 @@ def test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing(tmp_p
     assert not home.exists(), list(home.rglob("*"))
 
 
+def test_every_other_read_only_command_on_a_home_that_does_not_exist_says_so_and_creates_nothing(tmp_path, monkeypatch):
+    """`taskspace spaces` (and `spaces list`), `runs`, `check`, `sources stored`, and `spaces drop`/`sources drop`
+    (nothing there to drop) where TASKSPACE_HOME does not exist: the error `search` gives (the database does not
+    exist, naming TASKSPACE_HOME), and no file made; `db current` says "(empty)" and makes nothing either. Before, each
+    created the home (all but `db current` an empty taskspace.db, `spaces` and `check` an embedded index too) and
+    answered as if it were indexed: "no embedding spaces yet", "no runs yet", exit 0 (found running them in an empty
+    folder)."""
+    home = tmp_path / "typo-home"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    for args in (("spaces",), ("spaces", "list"), ("runs",), ("check",), ("sources", "stored"),
+                 ("spaces", "drop", "x", "--dry-run"), ("sources", "drop", "/x")):
+        res = run(*args)
+        assert res.returncode == 1 and res.stderr.startswith("error: the index is empty: run `taskspace index` first "
+                                                             f"(the database sqlite:///{home}/taskspace.db does not "
+                                                             f"exist: nothing is indexed in TASKSPACE_HOME={home}; "), \
+            (args, res.stderr)
+        assert not home.exists(), (args, list(home.rglob("*")))
+    res = run("db", "current")
+    assert res.returncode == 0 and "current (empty)" in res.stdout, res
+    assert not home.exists(), list(home.rglob("*"))
+
+
 def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_suggested_on_the_cli(indexed):
     """`taskspace models -b "beta "` lists what `-b beta` lists and `search -b "beta "` ranks for beta, as the HTTP API
     does; `search -b BETA` and `models --measured-on "Beta "` say "unknown benchmark ...; did you mean beta?" through

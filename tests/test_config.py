@@ -174,9 +174,10 @@ def test_import_and_help_do_not_load_torch(taskspace_script):
 
 
 def test_a_folder_setting_that_cannot_be_created_is_a_config_error(tmp_path, taskspace_script):
-    """`TASKSPACE_HOME=/proc/x taskspace runs` (a folder mkdir cannot create: a read-only or special file system, no
+    """`TASKSPACE_HOME=/proc/x taskspace index` (a folder mkdir cannot create: a read-only or special file system, no
     permission) printed a FileNotFoundError traceback and exited 1; `TASKSPACE_CACHE_DIR` so too at the first
-    search. Now both are one `error:` line naming the variable, exit 2 (configuration), as README says."""
+    search. Now both are one `error:` line naming the variable, exit 2 (configuration), as README says. (`taskspace
+    runs`, which reads, creates no home: there it is the error of a home that does not exist.)"""
     import os
 
     from indexer.encoder import EmbeddingCache
@@ -184,7 +185,7 @@ def test_a_folder_setting_that_cannot_be_created_is_a_config_error(tmp_path, tas
     bad = Path("/proc") / f"taskspace-test-{os.getpid()}"
     env = {**os.environ, "TASKSPACE_HOME": str(bad), "HF_HUB_OFFLINE": "1"}
     env.pop("TASKSPACE_DATABASE_URL", None)
-    for args in (["runs"], ["db", "upgrade"]):
+    for args in (["index"], ["db", "upgrade"]):
         res = subprocess.run([taskspace_script, *args], capture_output=True, text=True, env=env, timeout=120)
         assert res.returncode == 2, (args, res.stderr[-2000:])
         assert res.stderr.strip().splitlines() == [
@@ -225,8 +226,9 @@ def test_a_malformed_database_url_is_a_configuration_error_exit_2(monkeypatch, t
                         ("postgresql+psycopg://u@127.0.0.1:notaport/db", "not a valid SQLAlchemy URL")):
         monkeypatch.setenv("TASKSPACE_DATABASE_URL", url)
         reset_settings()
-        code, _, err = run_cli(capsys, "runs")
-        assert code == 2 and needle in err and "TASKSPACE_DATABASE_URL" in err, (url, code, err)
+        for command in (("runs",), ("search", "x"), ("benchmarks",)):  # (a read-only command reads the URL first)
+            code, _, err = run_cli(capsys, *command)
+            assert code == 2 and needle in err and "TASKSPACE_DATABASE_URL" in err, (command, url, code, err)
         with pytest.raises(ConfigError) as info:
             Store(url)
         assert isinstance(info.value, StoreError)

@@ -1223,6 +1223,32 @@ def test_a_pass_whose_database_file_is_deleted_under_it_fails_naming_the_file(tm
     assert err.value.exit_code == 3 and str(db) in str(err.value) and "deleted" in str(err.value)
 
 
+def test_a_pass_whose_database_file_is_deleted_before_its_index_stage_pushes_nothing(tmp_path, env, taskspace_home):
+    """`rm $TASKSPACE_HOME/taskspace.db*` while a pass solves: it fails (exit 3, naming the file) before its index
+    stage, and the vector index gets nothing of a database that is gone. Before, the file was checked at the end alone:
+    the pass pushed its models and benchmarks to the index first (found by reading the pass after the check was
+    added)."""
+    from indexer.errors import StoreError
+
+    rng = np.random.default_rng(8)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 6), 6)
+    ix = env()
+    db = taskspace_home / "taskspace.db"
+    real = ix._space
+
+    def space_then_delete(*a, **k):
+        got = real(*a, **k)
+        for f in taskspace_home.glob("taskspace.db*"):  # as `rm $TASKSPACE_HOME/taskspace.db*` mid-pass
+            f.unlink()
+        return got
+
+    ix._space = space_then_delete
+    with pytest.raises(StoreError) as err:
+        ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert err.value.exit_code == 3 and str(db) in str(err.value) and "deleted" in str(err.value)
+    assert ix.vectors.spaces() == [] and ix.vectors.physical_collections() == []
+
+
 def test_a_database_made_afresh_beside_an_index_is_a_warning(tmp_path, env, taskspace_home, caplog):
     """A home whose SQL store is gone but whose Qdrant index is there: the store made afresh is logged as a WARNING
     saying the database was missing and is being rebuilt (every source ingested again, run history gone); a

@@ -830,6 +830,18 @@ def test_a_benchmark_of_invisible_characters_alone_is_refused_as_such_a_prompt_i
                                              "characters"), err
 
 
+def test_a_bad_benchmark_name_gets_one_message_from_the_model_list_and_a_benchmark_query(client):
+    """A benchmark name both unusable and without visible text (a control character alone, a zero-width space past the
+    length limit), or one that is not a string: `GET /v1/models?benchmark=` and `POST /v1/find` refuse it with the same
+    message (one check, `find.check_benchmark_name`). Before, the model list asked for the name's problem first and
+    the query for visible text first: "benchmark '\\x01' holds a control character ..." from one, "benchmark must have
+    visible text ..." from the other (found reading the two checks)."""
+    for bad in ("\x01", "\u200b" * 600):
+        listed = assert_error(client.get("/v1/models", params={"benchmark": bad}), 422, "invalid_input", "benchmark")
+        found = assert_error(client.post("/v1/find", json={"benchmark": bad}), 422, "invalid_input", "benchmark")
+        assert listed["message"] == found["message"] and "visible text" in found["message"], (listed, found)
+
+
 def test_a_license_with_invisible_characters_at_its_edges_is_the_license_it_names(client):
     """A license filter with invisible characters at its edges (`"\u200bmit"`, `"mit\ufeff"`: pasted from a page) is
     the license it names, as spaces around it are: `POST /v1/find` and `GET /v1/models` answer as for `mit` (and echo

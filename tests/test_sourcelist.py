@@ -318,7 +318,7 @@ def test_cli_sources_stored_and_drop(tmp_path):
 
     folder, ts = _one_prompt_source_and_cli(tmp_path)
 
-    assert "no results stored yet" in ts("sources", "stored").stdout
+    assert "does not exist: nothing is indexed" in ts("sources", "stored").stderr  # a home never indexed
     assert ts("ingest", str(folder)).returncode == 0
     assert ts("sources", "add", str(folder)).returncode == 0
     rows = _json.loads(ts("sources", "stored", "--json").stdout)

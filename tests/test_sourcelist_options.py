@@ -276,7 +276,7 @@ def test_ingest_and_sources_add_refuse_one_option_given_two_values_as_index_does
     r = ts("ingest", "hub-org:my-org", "-n", "1", "--limit", "2")
     assert r.returncode == 2 and "--limit was given 2 values (1, 2)" in " ".join(r.stderr.split()), r.stderr
     assert "nothing was saved" in " ".join(ts("sources", "add", str(run), "--model", "a", "--model", "b").stderr.split())
-    assert ts("sources", "stored").stdout.startswith("no results stored yet")
+    assert "does not exist: nothing is indexed" in ts("sources", "stored").stderr  # nothing stored, no database made
     assert ts("sources", "list").stdout.startswith("no sources configured")
     # the same value twice is that value
     r = ts("ingest", str(run), "--metric", "acc_norm", "--metric", "acc_norm", "--json")

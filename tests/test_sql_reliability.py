@@ -999,3 +999,36 @@ def test_createdb_is_told_the_socket_folder_a_url_names_in_its_query(pg_url):
     with pytest.raises(StoreError) as info:
         Store(url)
     assert f"createdb -h {socket_dir} -p {port} -U postgres ts_no_such_database_s1" in str(info.value), info.value
+def test_a_write_of_the_vector_index_or_the_embedding_cache_past_a_file_size_limit_says_the_limit(tmp_path):
+    """Under a file-size limit (`ulimit -f`, SIGXFSZ ignored: the write fails with EFBIG), a vector-index write (Qdrant
+    Edge sizes its files 32 MB ahead) and an embedding-cache write that grow a file past it say the limit of N bytes
+    and how to raise it, as the SQL database's does. Before, "Service runtime error: ... File too large (os error 27)"
+    from the index (found running `taskspace index` under `ulimit -f 3000`) and "disk I/O error (delete the file ...)"
+    from the cache, neither naming the limit."""
+    code = textwrap.dedent(f"""
+        import resource, signal
+        from pathlib import Path
+        import numpy as np
+        from indexer.encoder import EmbeddingCache
+        from indexer.errors import EncoderError, StoreError
+        from indexer.store.vectors import Point, VectorStore
+        root = Path({str(tmp_path)!r})
+        cache, vs = EmbeddingCache(root / "cache.sqlite", dim=384), VectorStore(path=root / "qdrant")
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        try:
+            vs.upsert("s", "models", [Point("m", np.ones(4), {{}})], dim=4)
+            print("index written")
+        except StoreError as exc:
+            print("index:", exc)
+        try:
+            cache.put_many([(str(i), np.ones(384)) for i in range(2000)])
+            print("cache written")
+        except EncoderError as exc:
+            print("cache:", exc)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    lines = res.stdout.strip().splitlines()
+    assert res.returncode == 0 and len(lines) == 2, (res.stdout, res.stderr[-2000:])
+    for line, what in zip(lines, ("index: ", "cache: ")):
+        assert line.startswith(what) and "file-size limit of 1048576 bytes" in line and "ulimit -f" in line, line

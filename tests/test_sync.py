@@ -400,10 +400,13 @@ def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, t
     """The SQLite file deleted, the Qdrant folder beside it kept: `check` and `reindex` say the SQL database is missing
     at its path, that it is the source of truth and to re-index the sources with `taskspace index` (exit 3), and
     create no empty database. Before, `check` created one, reported every indexed point as extra and advised
-    `taskspace reindex`, which rebuilt nothing. A fresh home (no database, no index) still reports nothing to check."""
+    `taskspace reindex`, which rebuilt nothing. A fresh home (no database, no index) is said to hold nothing indexed,
+    as a search says it, and gets no database either."""
     from indexer.store.sql import open_store
 
-    assert cli("check") == (0, "no embedding spaces in SQL and none in the index\n", "")
+    code, out, err = cli("check")
+    assert code == 1 and "does not exist: nothing is indexed in TASKSPACE_HOME=" in err, (code, out, err)
+    assert not (taskspace_home / "taskspace.db").exists()
     with open_store() as sql:
         fill(sql, encoder)
     assert cli("reindex")[0] == 0 and cli("check")[0] == 0

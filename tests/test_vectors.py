@@ -1038,10 +1038,10 @@ def test_an_index_held_by_a_python_program_says_how_that_program_lets_it_go(tmp_
     the embedded index open for the process's life: the error says that program lets it go with
     `indexer.query.close_cached()` (or by exiting). Before, "wait for it to finish, or stop it": a notebook kernel never
     finishes, and nothing named the call that releases the index."""
-    from indexer.store.vectors import _busy_message
+    from indexer.store.vectors import _busy_error
 
     monkeypatch.setattr(sys, "argv", ["/usr/bin/taskspace", "index"])
-    said = _busy_message(tmp_path / "q", f"4242 {command}")
+    said = str(_busy_error(tmp_path / "q", f"4242 {command}"))
     assert said.startswith(f"another taskspace process is using the index at {tmp_path / 'q'} (pid 4242: {command}): "), said
     assert "indexer.query.close_cached()" in said and "TASKSPACE_QDRANT_URL" in said, said
-    assert "close_cached" not in _busy_message(tmp_path / "q", "4242 taskspace index")  # a command: wait for it
+    assert "close_cached" not in str(_busy_error(tmp_path / "q", "4242 taskspace index"))  # a command: wait for it

@@ -155,7 +155,7 @@ def test_cli_second_pass_is_refused_while_the_lock_is_held(tmp_path, TASKSPACE):
 
 def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
-    assert res.returncode == 0 and "no runs yet" in res.stdout
+    assert res.returncode == 1 and "does not exist: nothing is indexed" in res.stderr, res  # a home never indexed
     subprocess.run([TASKSPACE, "index"], capture_output=True, text=True, env=dict(os.environ), check=True)
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 0 and " ok " in res.stdout
@@ -198,6 +198,34 @@ def test_runs_shows_a_run_whose_process_was_killed_as_killed(TASKSPACE):
     assert by_id[gone]["status"] == "killed" and by_id[gone]["errors"] == 1, by_id[gone]
     assert by_id[live]["status"] == "running" and by_id[live]["errors"] == 0, by_id[live]
 
+
+
+def test_runs_shows_a_killed_run_with_the_errors_the_next_pass_records_for_it(TASKSPACE):
+    """A run left "running" that holds errors: `taskspace runs --json` shows it with the errors `mark_killed_runs` (the
+    next pass) then records, its own kept and the killed note after them: one rule. Before, `runs` appended the note
+    while `mark_killed_runs` replaced the errors with it, so the record lost what `runs` had shown (found reading the
+    two)."""
+    from helpers import dead_pid
+    from sqlalchemy import update
+
+    from indexer.store.sql import open_store
+    from indexer.store.sql_derived import killed_error
+    from indexer.store.sql_models import Run
+
+    mine = {"file": "results.csv", "line": 3, "message": "a row rejected"}
+    store = open_store()
+    try:
+        gone = store.start_run("index")
+        with store.engine.begin() as conn:
+            conn.execute(update(Run).where(Run.id == gone).values(pid=dead_pid(), errors=[mine]))
+        res = subprocess.run([TASKSPACE, "runs", "--json"], capture_output=True, text=True, env=dict(os.environ))
+        (shown,) = json.loads(res.stdout)
+        assert shown["status"] == "killed" and shown["error_details"] == [mine, killed_error()], shown
+        assert store.mark_killed_runs("index") == [gone]
+        (recorded,) = store.list_runs()
+        assert recorded.status == "killed" and recorded.errors == shown["error_details"], recorded
+    finally:
+        store.close()
 
 
 def test_runs_json_gives_times_in_iso_8601_as_sources_stored_does(TASKSPACE):

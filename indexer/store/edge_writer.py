@@ -32,11 +32,14 @@ import threading
 from pathlib import Path
 from typing import Iterable, NoReturn
 
-from ..errors import StoreError
+from ..errors import StoreError, file_size_limit_note
 
 #: a rebuild writes in a child process from this many points on (fewer: in this process; the child's start, about
 #: 0.2-0.3 s of imports, is then not worth it)
 CHILD_MIN = 8192
+#: what a file-size limit's note says grew past it (:func:`indexer.errors.file_size_limit_note`): Qdrant Edge's
+#: "File too large (os error 27)" named no limit before
+INDEX_FILE = "a vector-index file (Qdrant Edge sizes its files ahead, 32 MB each)"
 #: batches waiting for the child at most (each about 3 MB at 1,024 points of 774 floats)
 QUEUE = 4
 _HEADER = struct.Struct("<Q")
@@ -189,7 +192,7 @@ def _failed(proc, err, name: str, root) -> StoreError:
     err.seek(0)
     tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
     return StoreError(f"writing {Path(root) / name} in a child process failed (exit status {proc.returncode})"
-                      + (": " + " | ".join(tail) if tail else ""))
+                      + (": " + " | ".join(tail) if tail else "") + file_size_limit_note(" ".join(tail), INDEX_FILE))
 
 
 if __name__ == "__main__":

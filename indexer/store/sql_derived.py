@@ -577,14 +577,17 @@ class DerivedMixin:
                                 .returning(Run.id)).scalar_one()
 
     def mark_killed_runs(self, kind: str = "index") -> list[int]:
-        """Runs of ``kind`` still marked "running", set to "killed" (with their finish time and an error saying so).
-        Call it while holding that kind's lock: then no live process owns them (a killed process never finished)."""
-        note = [killed_error()]
+        """Runs of ``kind`` still marked "running", set to "killed" (with their finish time and an error saying so,
+        after the errors they hold: the rule `taskspace runs` shows such a run by, before this marks it; before, this
+        replaced them). Call it while holding that kind's lock: then no live process owns them (a killed process never
+        finished)."""
         with self._write() as conn:
-            ids = list(conn.execute(select(Run.id).where(Run.kind == kind, Run.status == "running")).scalars())
-            if ids:
-                conn.execute(update(Run).where(Run.id.in_(ids)).values(status="killed", finished_at=utcnow(), errors=note))
-        return ids
+            rows = conn.execute(select(Run.id, Run.errors).where(Run.kind == kind, Run.status == "running")).all()
+            now = utcnow()
+            for run_id, errors in rows:
+                conn.execute(update(Run).where(Run.id == run_id).values(
+                    status="killed", finished_at=now, errors=[*(errors or []), killed_error()]))
+        return [run_id for run_id, _ in rows]
 
     def run_left_running(self, run: RunRecord) -> bool:
         """Whether ``run``, recorded "running", was left so by a process that ended without finishing it (killed), which

@@ -292,7 +292,7 @@ def sqlite_path(url) -> Path | None:
     one in memory, a ``file:`` URI or a URL that does not parse (opening it says what is wrong)."""
     try:
         u = make_url(str(url)) if not hasattr(url, "get_backend_name") else url
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number (before: a search's traceback)
         return None
     db = u.database
     if u.get_backend_name() != "sqlite" or not db or db == ":memory:" or db.startswith("file:"):
@@ -452,12 +452,14 @@ def _schema_ddl(url: str, ddl: str) -> None:
 # -- by URL: what `taskspace db ...` calls ---------------------------------------------------------------------
 
 
-def _url_or_default(url: str | None) -> str:
+def _url_or_default(url: str | None, make: bool = True) -> str:
+    """``url``, or the configured database's URL, its home created when ``make`` (an upgrade, a downgrade; not a
+    status, which creates nothing)."""
     from ..config import get_settings
 
     settings = get_settings()
     if url is None:
-        if settings.is_default_database:
+        if make and settings.is_default_database:
             from ..config import make_folder
 
             make_folder("TASKSPACE_HOME", settings.home)
@@ -468,7 +470,14 @@ def _url_or_default(url: str | None) -> str:
 def status(url: str | None = None) -> dict:
     """``{"url", "current", "head", "newer"}`` of the database at ``url`` (default: the configured one); ``newer``: the
     database is at a revision this taskspace does not know (a newer taskspace migrated it: `db upgrade` cannot)."""
-    url = _url_or_default(url)
+    from ..config import get_settings
+
+    default_home = url is None and get_settings().is_default_database
+    url = _url_or_default(url, make=False)
+    path = sqlite_path(url)
+    if default_home and path is not None and not path.parent.is_dir():  # a home not made yet: empty, and not made
+        # (before: a status run in a folder without ./.taskspace created it)
+        return {"url": safe_url(url), "current": None, "head": head(), "newer": False}
     engine = make_engine(url)
     try:
         # a SQLite file that does not exist is empty, and stays absent: connecting would create it, and an empty file

@@ -199,22 +199,25 @@ def _command_of(holder: str) -> str:
     return command if pid.isdigit() else ""
 
 
-def _busy_message(path: Path, holder: str) -> str:
-    """:data:`_BUSY` with who holds the folder (``holder``: the lock file's "PID COMMAND" line) and what to do: a
-    running ``taskspace serve`` answers the query itself. Before, the message named neither, so a search run beside
-    a server was told only to set up a Qdrant server."""
+def _busy_error(path: Path, holder: str) -> BusyError:
+    """The BusyError of the folder ``path`` held by ``holder`` (the lock file's "PID COMMAND" line): :data:`_BUSY`
+    with who holds it and what to do (a running ``taskspace serve`` answers the query itself); its ``held`` is who
+    holds it alone, without the advice (``taskspace spaces`` notes it and lists the spaces from SQL; the worker logs
+    it and waits). Before, the message named neither, so a search run beside a server was told only to set up a Qdrant
+    server; and ``taskspace spaces`` cut the advice off the message with a pattern of its wording."""
     import os
 
     pid, _, command = holder.strip().partition(" ")
     if pid == str(os.getpid()):
         # this process holds it (another VectorStore, or one its modules kept before a re-import: importlib.reload,
         # autoreload); before, "another taskspace process ... (pid <this one>)" sent the user looking for a process
-        return (f"this process (pid {pid}) already holds the index at {path} through another VectorStore: close that "
-                "one first (store.close(), or indexer.query.close_cached() for the stores find_models keeps); one "
-                "kept by taskspace's modules before they were re-imported (importlib.reload, autoreload) is "
-                "released only by restarting the interpreter (the Jupyter kernel)")
+        held = f"this process (pid {pid}) already holds the index at {path} through another VectorStore"
+        return BusyError(f"{held}: close that one first (store.close(), or indexer.query.close_cached() for the stores "
+                         "find_models keeps); one kept by taskspace's modules before they were re-imported "
+                         "(importlib.reload, autoreload) is released only by restarting the interpreter (the Jupyter "
+                         "kernel)", held=held)
     if not pid.isdigit() or not command:
-        return _BUSY.format(path)
+        return BusyError(_BUSY.format(path), held=f"another taskspace process is using the index at {path}")
     mine = _command().split()[-1:]
     if command.split()[-1:] == ["serve"] and mine in (["index"], ["reindex"], ["worker"]):
         # not a query the server could answer (before: "send the query to it instead", to `taskspace reindex`)
@@ -235,8 +238,8 @@ def _busy_message(path: Path, holder: str) -> str:
                 "do that, or stop it")
     else:
         todo = "wait for it to finish, or stop it"
-    return (f"another taskspace process is using the index at {path} (pid {pid}: {command}): {todo}; for "
-            "concurrent access use a Qdrant server (TASKSPACE_QDRANT_URL)")
+    held = f"another taskspace process is using the index at {path} (pid {pid}: {command})"
+    return BusyError(f"{held}: {todo}; for concurrent access use a Qdrant server (TASKSPACE_QDRANT_URL)", held=held)
 
 
 #: folder -> a store kept open for reuse (:meth:`VectorStore.share`); weak: it goes when nobody holds it
@@ -406,7 +409,7 @@ class VectorStore:
                     holder = self._read_holder()
                     self._lockfile.close()
                     self._lockfile = None
-                    raise BusyError(_busy_message(self.path, holder))
+                    raise _busy_error(self.path, holder)
             self._write_holder()
 
     def _write_holder(self) -> None:
@@ -515,7 +518,7 @@ class VectorStore:
 
     @classmethod
     def refuse_if_served(cls, settings=None) -> None:
-        """BusyError (:func:`_busy_message`) when a ``taskspace serve`` holds the configured embedded folder: an
+        """BusyError (:func:`_busy_error`) when a ``taskspace serve`` holds the configured embedded folder: an
         indexing pass (``taskspace index``, ``worker``) asks before it writes anything, as it could not publish
         (the server holds the folder for its lifetime). The lock is tried and let go at once; other holders (a query,
         another pass) are left to the pass's own waits. Before, the pass ingested its sources, solved and saved their
@@ -538,7 +541,7 @@ class VectorStore:
             except OSError:
                 holder = f.read(200)
                 if _command_of(holder).split()[-1:] == ["serve"]:
-                    raise BusyError(_busy_message(path, holder)) from None
+                    raise _busy_error(path, holder) from None
                 return
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 

@@ -53,7 +53,7 @@ from typing import Iterator
 import numpy as np
 import qdrant_edge as qe
 
-from ..errors import StoreError
+from ..errors import StoreError, file_size_limit_note
 
 ALIASES = "aliases.json"
 META = "taskspace.json"
@@ -61,6 +61,13 @@ META = "taskspace.json"
 DAMAGED = "; if the index files are damaged, `taskspace reindex` rebuilds them from SQL (`taskspace check` reports it)"
 _SCHEMAS = {"keyword": qe.PayloadSchemaType.Keyword, "integer": qe.PayloadSchemaType.Integer,
             "float": qe.PayloadSchemaType.Float, "bool": qe.PayloadSchemaType.Bool}
+
+
+def _limit(exc: Exception) -> str:
+    """The note of a file-size limit a write of the index hit (:func:`indexer.errors.file_size_limit_note`), or ""."""
+    from .edge_writer import INDEX_FILE
+
+    return file_size_limit_note(str(exc), INDEX_FILE)
 
 
 #: ``madvise`` option that reads a mapped range into the page cache and waits for it (Linux 5.14+; Python 3.11's mmap
@@ -228,7 +235,7 @@ class EdgeEngine:
             with open(path / META, "w") as f:
                 json.dump({"dim": int(dim)}, f)
         except Exception as exc:
-            raise StoreError(f"cannot create the collection {path}: {exc}") from exc
+            raise StoreError(f"cannot create the collection {path}: {exc}{_limit(exc)}") from exc
 
     def collection_dim(self, name: str) -> int:
         try:
@@ -316,7 +323,7 @@ class EdgeEngine:
         except StoreError:
             raise
         except Exception as exc:
-            raise StoreError(f"cannot flush the collection {self.root / name}: {exc}") from exc
+            raise StoreError(f"cannot flush the collection {self.root / name}: {exc}{_limit(exc)}") from exc
 
     def apply(self, name: str, op) -> None:
         """Apply an update operation (e.g. :func:`upsert_op`'s) to the collection."""
@@ -327,7 +334,7 @@ class EdgeEngine:
         try:
             shard.update(op)
         except Exception as exc:
-            raise StoreError(f"writing to the collection {self.root / name} failed: {exc}") from exc
+            raise StoreError(f"writing to the collection {self.root / name} failed: {exc}{_limit(exc)}") from exc
 
     # -- reading --------------------------------------------------------------------------------------------
     @staticmethod
