@@ -1113,3 +1113,31 @@ def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lack
         validate(SourceSpec(str(lone)))
     assert str(got.value).startswith(f"source '{lone}': prompts.jsonl but no outcomes file beside it"), got.value
     assert store.load_outcomes().models == []
+
+
+@pytest.mark.parametrize("suffix,tool", [(".zst", "zstd"), (".bz2", "bzip2"), (".xz", "xz")])
+def test_a_source_compressed_with_other_than_gzip_is_an_error_naming_the_file_and_how_to_read_it(store, tmp_path,
+                                                                                               suffix, tool):
+    """`zstd -r --rm out/` (or bzip2, xz) over an lm-eval output folder, or over a table's outcomes file, and then
+    `taskspace ingest`: one error naming a compressed file, the compression, and to decompress it or use gzip; nothing
+    stored. Before, the lm-eval folder was "cannot tell the format of this folder ... pass --format" (no --format
+    reads it) and the table folder "prompts.jsonl but no outcomes file beside it: put one there" (it is there)."""
+    import shutil
+
+    table = tmp_path / "table"
+    _prompts(table, ["What is 2 + 2?"])
+    (table / f"outcomes.csv{suffix}").write_bytes(b"\x28\xb5\x2f\xfd compressed")
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    for f in sorted((out / "fake-org__dummy-b").iterdir()):
+        f.rename(f.with_name(f.name + suffix))
+    first = sorted((out / "fake-org__dummy-b").iterdir())[0]
+    for given, file in ((table, table / f"outcomes.csv{suffix}"), (table / f"outcomes.csv{suffix}", None),
+                        (out, first)):
+        s = ingest(str(given), store=store, fetch_metadata=False)
+        (e,) = s.errors
+        assert e.file == str(file or given), e
+        assert f"compressed with {tool}" in e.message and "decompress" in e.message and "gzip" in e.message, e
+        assert "--format" not in e.message and "no outcomes file" not in e.message, e
+    assert store.load_outcomes().models == []

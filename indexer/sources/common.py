@@ -130,6 +130,40 @@ def path_problem(path) -> str | None:
     return "no such file or folder"
 
 
+#: compressions taskspace does not read (it reads gzip, ``.gz``), by file name suffix: (the tool, its command that
+#: decompresses a file); a source file so compressed (``zstd -r`` over an output folder) is one error saying so
+OTHER_COMPRESSIONS = {".zst": ("zstd", "zstd -d"), ".bz2": ("bzip2", "bunzip2"), ".xz": ("xz", "unxz"),
+                      ".lz4": ("lz4", "lz4 -d")}
+
+
+def other_compression(path: Path, depth: int = 3) -> tuple[str, Path] | None:
+    """Why ``path`` (a file, or a folder searched ``depth`` levels below itself) is a source's file compressed other
+    than with gzip (``outcomes.csv.zst``, ``samples_<task>_<ts>.jsonl.zst``: a file type taskspace reads under a
+    compression suffix it does not): ``(what is wrong and what to do, the first such file)``; None when there is none.
+    Before, its folder was "cannot tell the format" (or "no outcomes file beside" its prompts file)."""
+    path = Path(path)
+    files = [path] if not path.is_dir() else []
+    level = [path] if path.is_dir() else []
+    for _ in range(depth + 1):
+        deeper = []
+        for folder in level:
+            try:
+                entries = sorted(folder.iterdir())
+            except OSError:
+                continue
+            files.extend(e for e in entries if not e.is_dir())
+            deeper.extend(e for e in entries if e.is_dir() and not e.name.startswith("."))
+        level = deeper
+    for f in files:
+        suffix = f.suffix.lower()
+        if suffix in OTHER_COMPRESSIONS and table_ext(f.with_suffix("")) is not None:
+            tool, undo = OTHER_COMPRESSIONS[suffix]
+            return (f"compressed with {tool}, which taskspace does not read: decompress it ({undo} {f.name}, or the "
+                    f"folder's files at once), or compress it with gzip instead ({f.with_suffix('').name}.gz), which "
+                    "is read as the file itself"), f
+    return None
+
+
 def bad_utf8(text: str) -> bool:
     """True when ``text`` (decoded with ``errors="surrogateescape"``) holds bytes that were not UTF-8."""
     return _SURROGATE.search(text) is not None
@@ -1273,7 +1307,7 @@ def _last_line_quotes(path: Path, tail: int = 65536) -> bool:
     """Whether the last line of an uncompressed CSV/TSV file holds a quote character: a quote opening there and never
     closing (a file cut mid-write inside a quoted field, without the line break after it) is read by pyarrow as if it
     closed, so such a file is read again by the line-exact reader, which tells. Compressed files are not checked."""
-    if path.suffix.lower() in (".gz", ".bz2", ".zst", ".xz", ".lz4"):
+    if path.suffix.lower() in (".gz", *OTHER_COMPRESSIONS):
         return False
     try:
         with open(path, "rb") as f:

@@ -158,7 +158,7 @@ def detect(path: str | Path, options=()) -> Reader:
     path by its files, options only one format takes name it (``--prompts``: a folder of outcomes alone, its prompts
     file given; before, "outcomes.csv but no prompts file beside it", the file given ignored), and its reader says
     what is missing."""
-    from .common import path_problem
+    from .common import other_compression, path_problem
 
     p = Path(path)
     if (why := path_problem(p)) is not None:
@@ -170,6 +170,8 @@ def detect(path: str | Path, options=()) -> Reader:
             best, sure = reader, m
             if sure == Match.STRONG:
                 break  # no later reader can be surer
+    if best is None and (compressed := other_compression(p)) is not None:
+        raise InputError(compressed[0], file=str(compressed[1]))
     if best is not None and sure == Match.WEAK and p.is_file():  # any table-typed file: unless it is known as
         _refuse_known(p)  # another format's file that is no source (an lm-eval results file)
     given = {o for o in options if o in OPTION_FLAGS}
