@@ -1141,3 +1141,42 @@ def test_a_source_compressed_with_other_than_gzip_is_an_error_naming_the_file_an
         assert f"compressed with {tool}" in e.message and "decompress" in e.message and "gzip" in e.message, e
         assert "--format" not in e.message and "no outcomes file" not in e.message, e
     assert store.load_outcomes().models == []
+
+
+def _pandas_json(rows: list[dict], orient: str) -> dict:
+    """What pandas' ``DataFrame(rows).to_json(orient=orient)`` writes (pandas is no dependency here)."""
+    cols = list(rows[0])
+    if orient == "columns":  # to_json()'s default
+        return {c: {str(i): r[c] for i, r in enumerate(rows)} for c in cols}
+    if orient == "index":
+        return {str(i): r for i, r in enumerate(rows)}
+    return {"columns": cols, "index": list(range(len(rows))), "data": [[r[c] for c in cols] for r in rows]}
+
+
+@pytest.mark.parametrize("orient", ["columns", "index", "split"])
+def test_a_table_written_by_pandas_to_json_without_orient_records_is_one_error_saying_how_to_write_it(store, tmp_path,
+                                                                                                 orient):
+    """`df.to_json("outcomes.json")` (pandas' default, orient="columns": {column: {row: value}}), orient="index" or
+    "split", for the outcomes or the prompts file, on one line or pretty-printed (indent=2): one error at line 1 naming
+    pandas' layout, the number of rows and `orient="records"`; nothing stored. Before, "model is an object, not a name,
+    prompt_id is an object, not a name, correct is an object, not a score; the row is skipped" ("columns is a list, not
+    a name" for split), and each outcome row of such a prompts file said "prompt_id 'p0' is not in the prompts file",
+    as if it had been read."""
+    prompts = [{"prompt_id": f"p{j}", "benchmark": "b", "text": f"Question {j}?"} for j in range(3)]
+    rows = [{"model": m, "prompt_id": f"p{j}", "correct": (j + k) % 2} for k, m in enumerate(["m1", "m2"]) for j in range(3)]
+    for name, which, data, indent in (("outcomes", rows, "prompts", None), ("prompts", prompts, "outcomes", None),
+                                      ("outcomes", rows, "prompts", 2)):
+        folder = tmp_path / f"{orient}-{name}-{indent}"
+        folder.mkdir()
+        (folder / f"{name}.json").write_text(json.dumps(_pandas_json(which, orient), indent=indent))
+        other = prompts if data == "prompts" else rows
+        (folder / f"{data}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in other))
+        s = ingest(str(folder), store=store, fetch_metadata=False)
+        (e,), others = ([e for e in s.errors if e.file.endswith(".json")],
+                        [e for e in s.errors if not e.file.endswith(".json")])
+        assert (e.file, e.line) == (str(folder / f"{name}.json"), 1), e
+        assert f"pandas' to_json() {orient} layout" in e.message and f"{len(which)} row(s)" in e.message, e
+        assert 'orient="records"' in e.message and "is an object, not" not in e.message, e
+        # the outcome rows of a prompts file so written: not "is not in the prompts file" alone, as if it were read
+        assert all("which could not be read (its error says why)" in r.message for r in others), others
+    assert store.load_outcomes().models == []

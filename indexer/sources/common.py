@@ -919,6 +919,8 @@ def _one_document(text: str, first: int) -> str:
         return (said("object" if text.startswith("{") else "array") + f", and it does not parse either: {exc.msg} at "
                 f"line {first + exc.lineno - 1} column {exc.colno}; nothing of it is read: write one object per line, "
                 "or copy the file again")
+    if isinstance(data, dict) and (layout := pandas_layout(data)) is not None:
+        return said(f"object holding a table in {layout}") + f"; nothing of it is read: {PANDAS_RECORDS}"
     if isinstance(data, list):
         return (said(f"array of {len(data)} item(s)") + "; nothing of it is read: name it .json to read it as one JSON "
                 "array, or write one object per line")
@@ -1080,9 +1082,33 @@ def _spelled_twice(row: dict) -> list[str]:
     return next((names for names in by_key.values() if len(names) > 1), [])
 
 
+#: how to write a table that pandas wrote with ``to_json()`` in another layout (:func:`pandas_layout`)
+PANDAS_RECORDS = ('write it with `df.to_json(PATH, orient="records", lines=True)` (JSON lines, .jsonl) or '
+                  '`orient="records"` (a JSON array, .json)')
+
+
+def pandas_layout(obj: dict) -> str | None:
+    """Which of pandas' ``DataFrame.to_json()`` layouts other than "records" a JSON object that is a whole table is in,
+    with its number of rows (``pandas' to_json() columns layout ({column: {row: value}}) of 6 row(s)``), or None:
+    "columns" (pandas' default), "index" ({row: {column: value}}) or "split" ({"columns": [...], "data": [[...]]}). The
+    rows of a table file are objects one a line, or the items of an array: before, such an object was one row whose
+    every field was "an object, not a name"."""
+    if isinstance(obj.get("columns"), list) and isinstance(obj.get("data"), list):
+        return f"pandas' to_json() split layout ({{\"columns\": [...], \"data\": [[...], ...]}}) of {len(obj['data'])} row(s)"
+    inner = list(obj.values())
+    if not inner or not all(isinstance(v, dict) and v for v in inner):
+        return None
+    if any(column_key(k) in (*LONG_COLUMNS, "benchmark", "text") for k in obj):
+        return f"pandas' to_json() columns layout ({{column: {{row: value}}}}) of {len(inner[0])} row(s)"
+    return f"pandas' to_json() index layout ({{row: {{column: value}}}}) of {len(obj)} row(s)"
+
+
 def rows_under_key(row: dict) -> str | None:
     """What a JSON row that is the whole table as one object holding its rows under a key (``{"prompts": [{...},
-    ...]}``, an object where an array belongs) is, and how to write it; None for another row."""
+    ...]}``, an object where an array belongs) or in a layout of pandas (:func:`pandas_layout`) is, and how to write
+    it; None for another row."""
+    if (layout := pandas_layout(row)) is not None:
+        return f"this line is one JSON object holding a table in {layout}: {PANDAS_RECORDS}"
     nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
     if nest is None:
         return None

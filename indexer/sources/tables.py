@@ -237,6 +237,8 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
             hint = f"; {whole}" if (whole := rows_under_key(row)) is not None else ""
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)"
                        + hint, "prompt rows with missing fields")
+            if whole is not None:  # the whole table, unread: its outcome rows say the prompts file could not be read
+                continue
             mine.append(line)
             if "prompt_id" not in missing:
                 prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
@@ -246,6 +248,9 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         typed = [f"{k} is {json_kind(row[k])}" for k in ("prompt_id", "benchmark", "text")
                  if not isinstance(row[k], (str, int, float)) or isinstance(row[k], bool)]
         if typed:
+            if (whole := rows_under_key(row)) is not None:  # the whole table as one object of pandas' to_json():
+                errors.add(fname, line, whole, "prompt fields that are not strings")  # its prompts unread, not rejected
+                continue
             errors.add(fname, line, f"{', '.join(typed)}, not a string; the prompt is skipped",
                        "prompt fields that are not strings")
             mine.append(line)
