@@ -1119,8 +1119,8 @@ def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lack
 def test_a_source_compressed_with_other_than_gzip_is_an_error_naming_the_file_and_how_to_read_it(store, tmp_path,
                                                                                                suffix, tool):
     """`zstd -r --rm out/` (or bzip2, xz) over an lm-eval output folder, or over a table's outcomes file, and then
-    `taskspace ingest`: one error naming a compressed file, the compression, and to decompress it or use gzip; nothing
-    stored. Before, the lm-eval folder was "cannot tell the format of this folder ... pass --format" (no --format
+    `taskspace ingest`: an error naming each compressed file (of the table, the outcomes file), the compression, and
+    to decompress it or use gzip; nothing stored. Before, the lm-eval folder was "cannot tell the format of this folder ... pass --format" (no --format
     reads it) and the table folder "prompts.jsonl but no outcomes file beside it: put one there" (it is there)."""
     import shutil
 
@@ -1132,14 +1132,14 @@ def test_a_source_compressed_with_other_than_gzip_is_an_error_naming_the_file_an
                     out / "fake-org__dummy-b")
     for f in sorted((out / "fake-org__dummy-b").iterdir()):
         f.rename(f.with_name(f.name + suffix))
-    first = sorted((out / "fake-org__dummy-b").iterdir())[0]
-    for given, file in ((table, table / f"outcomes.csv{suffix}"), (table / f"outcomes.csv{suffix}", None),
-                        (out, first)):
+    every = sorted((out / "fake-org__dummy-b").iterdir())
+    for given, files in ((table, [table / f"outcomes.csv{suffix}"]), (table / f"outcomes.csv{suffix}", None),
+                         (out, every)):
         s = ingest(str(given), store=store, fetch_metadata=False)
-        (e,) = s.errors
-        assert e.file == str(file or given), e
-        assert f"compressed with {tool}" in e.message and "decompress" in e.message and "gzip" in e.message, e
-        assert "--format" not in e.message and "no outcomes file" not in e.message, e
+        assert [e.file for e in s.errors] == [str(f) for f in files or [given]], s.errors  # (each file of the run)
+        for e in s.errors:
+            assert f"compressed with {tool}" in e.message and "decompress" in e.message and "gzip" in e.message, e
+            assert "--format" not in e.message and "no outcomes file" not in e.message, e
     assert store.load_outcomes().models == []
 
 
@@ -1180,3 +1180,33 @@ def test_a_table_written_by_pandas_to_json_without_orient_records_is_one_error_s
         # the outcome rows of a prompts file so written: not "is not in the prompts file" alone, as if it were read
         assert all("which could not be read (its error says why)" in r.message for r in others), others
     assert store.load_outcomes().models == []
+
+
+def test_a_zstd_samples_file_among_plain_ones_is_an_error_naming_it_and_the_rest_is_stored(store, tmp_path):
+    """An lm-eval output folder where one task's samples file, and every file of another model folder, was compressed
+    with zstd (`zstd --rm` on some files): one error per such file naming it, the compression and what to do; the
+    other tasks and model folders are stored, and a model folder stored whole is kept (quarantined: its new revision
+    reads with errors). Before, they were passed over without a word (that task's outcomes, and that model, missing
+    from an ingest that reported no error; a stored model folder replaced by one without the task)."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    (one,) = (out / "fake-org__dummy-b").glob("samples_tiny_gen_arith_*.jsonl")
+    one.rename(one.with_name(one.name + ".zst"))
+    whole = sorted((out / "fake-org__dummy-c").iterdir())
+    for f in whole:
+        f.rename(f.with_name(f.name + ".zst"))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    said = {e.file: e.message for e in s.errors}
+    assert set(said) == {str(one) + ".zst", *(str(f) + ".zst" for f in whole)}, s.errors
+    assert all("compressed with zstd" in m and "decompress" in m for m in said.values()), said
+    dummy_b = [m for m in store.load_outcomes().models if m.endswith("dummy-b")]
+    assert s.outcomes == 42 + 42 + 27 and dummy_b, s  # dummy-a, noisy-oracle-70, dummy-b but its gen_arith
+    # decompressed, the task is read; compressed again, the stored one is kept (an error: the new revision quarantined)
+    one.with_name(one.name + ".zst").rename(one)
+    assert ingest(str(out), store=store, fetch_metadata=False).outcomes == 42
+    one.rename(one.with_name(one.name + ".zst"))
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert again.quarantined == [str(out / "fake-org__dummy-b")], again
+    assert store.get_source(str(out / "fake-org__dummy-b")).n_outcomes == 42
