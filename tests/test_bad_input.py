@@ -1210,3 +1210,20 @@ def test_a_zstd_samples_file_among_plain_ones_is_an_error_naming_it_and_the_rest
     again = ingest(str(out), store=store, fetch_metadata=False)
     assert again.quarantined == [str(out / "fake-org__dummy-b")], again
     assert store.get_source(str(out / "fake-org__dummy-b")).n_outcomes == 42
+
+
+def test_a_folder_of_table_folders_is_an_error_naming_them_and_to_ingest_each(store, tmp_path):
+    """`taskspace ingest results` where `results/` holds `run1/` and `run2/`, each an outcomes + prompts table (and a
+    README): one error naming the table folders below it and saying to ingest each by its path; nothing stored.
+    Before, "cannot tell the format of this folder: ...; pass --format", advice no --format follows."""
+    rng = np.random.default_rng(5)
+    top = tmp_path / "results"
+    write_source(top / "run1", "a", [f"A {i}?" for i in range(4)], outcomes(rng, ["m1"], 4))
+    write_source(top / "run2", "b", [f"B {i}?" for i in range(4)], outcomes(rng, ["m2"], 4))
+    (top / "README.md").write_text("two runs\n")
+    s = ingest(str(top), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(top) and "cannot tell the format" not in e.message, e
+    assert "run1 (table)" in e.message and "run2 (table)" in e.message and "ingest each by its own path" in e.message, e
+    assert str(top / "run1") in e.message, e
+    assert store.load_outcomes().models == []

@@ -152,6 +152,20 @@ def empty_folder(folder: Path) -> bool:
         return False
 
 
+def _sources_below(folder: Path) -> list[tuple[Path, "Reader"]]:
+    """The folders right below ``folder`` (not hidden) that a reader is sure of (:data:`Match.STRONG`), with it: a
+    folder of table runs (``results/run1``, ``results/run2``), which no reader reads as one source."""
+    try:
+        subs = sorted(d for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
+    except OSError:
+        return []
+    found = []
+    for d in subs:
+        if (r := next((r for r in readers() if r.recognise(d) == Match.STRONG), None)) is not None:
+            found.append((d, r))
+    return found
+
+
 def detect(path: str | Path, options=()) -> Reader:
     """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
     there is none. ``options``: the reading options given (names, :data:`OPTION_FLAGS`); when no reader knows the
@@ -191,6 +205,14 @@ def detect(path: str | Path, options=()) -> Reader:
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
         if empty_folder(p):  # nothing to tell a format by: "pass --format" would not help
             raise InputError(f"the folder is empty: put a source's files in it ({expected})", file=str(p))
+        if below := _sources_below(p):  # `results/run1`, `results/run2`: no --format reads them as one
+            from ..errors import READING_FOR
+
+            more = f" and {len(below) - 5} more" if len(below) > 5 else ""
+            raise InputError(f"no source itself, but the folders below it are: "
+                             f"{', '.join(f'{d.name} ({r.name})' for d, r in below[:5])}{more}; {READING_FOR.get()} "
+                             f"each by its own path ({below[0][0]}, ...): each is a source of its own",
+                             file=str(p))
         raise InputError(f"cannot tell the format of this folder: expected {expected}; pass {option_hint('format')} ({names})",
                          file=str(p))
     from .common import EXTENSIONS, table_ext
