@@ -1113,3 +1113,117 @@ def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lack
         validate(SourceSpec(str(lone)))
     assert str(got.value).startswith(f"source '{lone}': prompts.jsonl but no outcomes file beside it"), got.value
     assert store.load_outcomes().models == []
+
+
+@pytest.mark.parametrize("suffix,tool", [(".zst", "zstd"), (".bz2", "bzip2"), (".xz", "xz")])
+def test_a_source_compressed_with_other_than_gzip_is_an_error_naming_the_file_and_how_to_read_it(store, tmp_path,
+                                                                                               suffix, tool):
+    """`zstd -r --rm out/` (or bzip2, xz) over an lm-eval output folder, or over a table's outcomes file, and then
+    `taskspace ingest`: an error naming each compressed file (of the table, the outcomes file), the compression, and
+    to decompress it or use gzip; nothing stored. Before, the lm-eval folder was "cannot tell the format of this folder ... pass --format" (no --format
+    reads it) and the table folder "prompts.jsonl but no outcomes file beside it: put one there" (it is there)."""
+    import shutil
+
+    table = tmp_path / "table"
+    _prompts(table, ["What is 2 + 2?"])
+    (table / f"outcomes.csv{suffix}").write_bytes(b"\x28\xb5\x2f\xfd compressed")
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    for f in sorted((out / "fake-org__dummy-b").iterdir()):
+        f.rename(f.with_name(f.name + suffix))
+    every = sorted((out / "fake-org__dummy-b").iterdir())
+    for given, files in ((table, [table / f"outcomes.csv{suffix}"]), (table / f"outcomes.csv{suffix}", None),
+                         (out, every)):
+        s = ingest(str(given), store=store, fetch_metadata=False)
+        assert [e.file for e in s.errors] == [str(f) for f in files or [given]], s.errors  # (each file of the run)
+        for e in s.errors:
+            assert f"compressed with {tool}" in e.message and "decompress" in e.message and "gzip" in e.message, e
+            assert "--format" not in e.message and "no outcomes file" not in e.message, e
+    assert store.load_outcomes().models == []
+
+
+def _pandas_json(rows: list[dict], orient: str) -> dict:
+    """What pandas' ``DataFrame(rows).to_json(orient=orient)`` writes (pandas is no dependency here)."""
+    cols = list(rows[0])
+    if orient == "columns":  # to_json()'s default
+        return {c: {str(i): r[c] for i, r in enumerate(rows)} for c in cols}
+    if orient == "index":
+        return {str(i): r for i, r in enumerate(rows)}
+    return {"columns": cols, "index": list(range(len(rows))), "data": [[r[c] for c in cols] for r in rows]}
+
+
+@pytest.mark.parametrize("orient", ["columns", "index", "split"])
+def test_a_table_written_by_pandas_to_json_without_orient_records_is_one_error_saying_how_to_write_it(store, tmp_path,
+                                                                                                 orient):
+    """`df.to_json("outcomes.json")` (pandas' default, orient="columns": {column: {row: value}}), orient="index" or
+    "split", for the outcomes or the prompts file, on one line or pretty-printed (indent=2): one error at line 1 naming
+    pandas' layout, the number of rows and `orient="records"`; nothing stored. Before, "model is an object, not a name,
+    prompt_id is an object, not a name, correct is an object, not a score; the row is skipped" ("columns is a list, not
+    a name" for split), and each outcome row of such a prompts file said "prompt_id 'p0' is not in the prompts file",
+    as if it had been read."""
+    prompts = [{"prompt_id": f"p{j}", "benchmark": "b", "text": f"Question {j}?"} for j in range(3)]
+    rows = [{"model": m, "prompt_id": f"p{j}", "correct": (j + k) % 2} for k, m in enumerate(["m1", "m2"]) for j in range(3)]
+    for name, which, data, indent in (("outcomes", rows, "prompts", None), ("prompts", prompts, "outcomes", None),
+                                      ("outcomes", rows, "prompts", 2)):
+        folder = tmp_path / f"{orient}-{name}-{indent}"
+        folder.mkdir()
+        (folder / f"{name}.json").write_text(json.dumps(_pandas_json(which, orient), indent=indent))
+        other = prompts if data == "prompts" else rows
+        (folder / f"{data}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in other))
+        s = ingest(str(folder), store=store, fetch_metadata=False)
+        (e,), others = ([e for e in s.errors if e.file.endswith(".json")],
+                        [e for e in s.errors if not e.file.endswith(".json")])
+        assert (e.file, e.line) == (str(folder / f"{name}.json"), 1), e
+        assert f"pandas' to_json() {orient} layout" in e.message and f"{len(which)} row(s)" in e.message, e
+        assert 'orient="records"' in e.message and "is an object, not" not in e.message, e
+        # the outcome rows of a prompts file so written: not "is not in the prompts file" alone, as if it were read
+        assert all("which could not be read (its error says why)" in r.message for r in others), others
+    assert store.load_outcomes().models == []
+
+
+def test_a_zstd_samples_file_among_plain_ones_is_an_error_naming_it_and_the_rest_is_stored(store, tmp_path):
+    """An lm-eval output folder where one task's samples file, and every file of another model folder, was compressed
+    with zstd (`zstd --rm` on some files): one error per such file naming it, the compression and what to do; the
+    other tasks and model folders are stored, and a model folder stored whole is kept (quarantined: its new revision
+    reads with errors). Before, they were passed over without a word (that task's outcomes, and that model, missing
+    from an ingest that reported no error; a stored model folder replaced by one without the task)."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    (one,) = (out / "fake-org__dummy-b").glob("samples_tiny_gen_arith_*.jsonl")
+    one.rename(one.with_name(one.name + ".zst"))
+    whole = sorted((out / "fake-org__dummy-c").iterdir())
+    for f in whole:
+        f.rename(f.with_name(f.name + ".zst"))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    said = {e.file: e.message for e in s.errors}
+    assert set(said) == {str(one) + ".zst", *(str(f) + ".zst" for f in whole)}, s.errors
+    assert all("compressed with zstd" in m and "decompress" in m for m in said.values()), said
+    dummy_b = [m for m in store.load_outcomes().models if m.endswith("dummy-b")]
+    assert s.outcomes == 42 + 42 + 27 and dummy_b, s  # dummy-a, noisy-oracle-70, dummy-b but its gen_arith
+    # decompressed, the task is read; compressed again, the stored one is kept (an error: the new revision quarantined)
+    one.with_name(one.name + ".zst").rename(one)
+    assert ingest(str(out), store=store, fetch_metadata=False).outcomes == 42
+    one.rename(one.with_name(one.name + ".zst"))
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert again.quarantined == [str(out / "fake-org__dummy-b")], again
+    assert store.get_source(str(out / "fake-org__dummy-b")).n_outcomes == 42
+
+
+def test_a_folder_of_table_folders_is_an_error_naming_them_and_to_ingest_each(store, tmp_path):
+    """`taskspace ingest results` where `results/` holds `run1/` and `run2/`, each an outcomes + prompts table (and a
+    README): one error naming the table folders below it and saying to ingest each by its path; nothing stored.
+    Before, "cannot tell the format of this folder: ...; pass --format", advice no --format follows."""
+    rng = np.random.default_rng(5)
+    top = tmp_path / "results"
+    write_source(top / "run1", "a", [f"A {i}?" for i in range(4)], outcomes(rng, ["m1"], 4))
+    write_source(top / "run2", "b", [f"B {i}?" for i in range(4)], outcomes(rng, ["m2"], 4))
+    (top / "README.md").write_text("two runs\n")
+    s = ingest(str(top), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(top) and "cannot tell the format" not in e.message, e
+    assert "run1 (table)" in e.message and "run2 (table)" in e.message and "ingest each by its own path" in e.message, e
+    assert str(top / "run1") in e.message, e
+    assert store.load_outcomes().models == []

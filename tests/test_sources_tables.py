@@ -154,6 +154,34 @@ def test_a_matrix_without_a_model_column_is_one_error_not_models_named_after_cel
     assert batch.table.scores.size == 0
 
 
+@pytest.mark.parametrize("first", ["prompt_id", "", "question"])
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_transposed_matrix_is_one_error_saying_to_transpose_it(tmp_path, ext, first):
+    """A matrix with one row per prompt and a column per model (`df.pivot(index="prompt_id", columns="model").to_csv()`,
+    its first header `prompt_id`, empty, or another name): one error at the header saying it is transposed and to
+    transpose it; nothing read. Before, a first column `prompt_id` made it long form "missing column(s) model,
+    correct|score", and another name read its prompt ids as models and each model column as a prompt id "not in the
+    prompts file" (an error per model)."""
+    write_prompts(tmp_path)
+    header, rows = [first, "org/m1", "org/m2"], [["p1", "1", "0"], ["p2", "0", "1"], ["p3", "1", "1"]]
+    if ext == "csv":
+        (tmp_path / "matrix.csv").write_text("\n".join(",".join(r) for r in [header, *rows]) + "\n")
+    else:
+        pq.write_table(pa.table({h or "__index_level_0__": [r[i] if i == 0 else float(r[i]) for r in rows]
+                                 for i, h in enumerate(header)}), tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.line == (1 if ext == "csv" else None), e
+    assert "one row per prompt and a column per model" in e.message and "transpose it" in e.message, e
+    assert "'p1'" in e.message and "'org/m1'" in e.message, e
+    assert batch.table.scores.size == 0
+    if first == "prompt_id":  # long form with misnamed columns is not taken for one: its names are no scores
+        (tmp_path / f"matrix.{ext}").unlink()
+        (tmp_path / "outcomes.csv").write_text("model_name,prompt_id,acc\norg/m1,p1,1\n")
+        (e,) = read_source(tmp_path).errors
+        assert e.message.startswith("missing column(s) model, correct|score"), e
+
+
 def test_matrix_form_parquet_with_bad_cells(tmp_path):
     write_prompts(tmp_path)
     pq.write_table(pa.table({"model": ["m1", "m2"], "p1": [1.0, 2.0], "p9": [1.0, None]}), tmp_path / "matrix.parquet")

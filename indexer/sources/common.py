@@ -130,6 +130,40 @@ def path_problem(path) -> str | None:
     return "no such file or folder"
 
 
+#: compressions taskspace does not read (it reads gzip, ``.gz``), by file name suffix: (the tool, its command that
+#: decompresses a file); a source file so compressed (``zstd -r`` over an output folder) is one error saying so
+OTHER_COMPRESSIONS = {".zst": ("zstd", "zstd -d"), ".bz2": ("bzip2", "bunzip2"), ".xz": ("xz", "unxz"),
+                      ".lz4": ("lz4", "lz4 -d")}
+
+
+def other_compression(path: Path, depth: int = 3) -> tuple[str, Path] | None:
+    """Why ``path`` (a file, or a folder searched ``depth`` levels below itself) is a source's file compressed other
+    than with gzip (``outcomes.csv.zst``, ``samples_<task>_<ts>.jsonl.zst``: a file type taskspace reads under a
+    compression suffix it does not): ``(what is wrong and what to do, the first such file)``; None when there is none.
+    Before, its folder was "cannot tell the format" (or "no outcomes file beside" its prompts file)."""
+    path = Path(path)
+    files = [path] if not path.is_dir() else []
+    level = [path] if path.is_dir() else []
+    for _ in range(depth + 1):
+        deeper = []
+        for folder in level:
+            try:
+                entries = sorted(folder.iterdir())
+            except OSError:
+                continue
+            files.extend(e for e in entries if not e.is_dir())
+            deeper.extend(e for e in entries if e.is_dir() and not e.name.startswith("."))
+        level = deeper
+    for f in files:
+        suffix = f.suffix.lower()
+        if suffix in OTHER_COMPRESSIONS and table_ext(f.with_suffix("")) is not None:
+            tool, undo = OTHER_COMPRESSIONS[suffix]
+            return (f"compressed with {tool}, which taskspace does not read: decompress it ({undo} {f.name}, or the "
+                    f"folder's files at once), or compress it with gzip instead ({f.with_suffix('').name}.gz), which "
+                    "is read as the file itself"), f
+    return None
+
+
 def bad_utf8(text: str) -> bool:
     """True when ``text`` (decoded with ``errors="surrogateescape"``) holds bytes that were not UTF-8."""
     return _SURROGATE.search(text) is not None
@@ -885,6 +919,8 @@ def _one_document(text: str, first: int) -> str:
         return (said("object" if text.startswith("{") else "array") + f", and it does not parse either: {exc.msg} at "
                 f"line {first + exc.lineno - 1} column {exc.colno}; nothing of it is read: write one object per line, "
                 "or copy the file again")
+    if isinstance(data, dict) and (layout := pandas_layout(data)) is not None:
+        return said(f"object holding a table in {layout}") + f"; nothing of it is read: {PANDAS_RECORDS}"
     if isinstance(data, list):
         return (said(f"array of {len(data)} item(s)") + "; nothing of it is read: name it .json to read it as one JSON "
                 "array, or write one object per line")
@@ -1046,9 +1082,33 @@ def _spelled_twice(row: dict) -> list[str]:
     return next((names for names in by_key.values() if len(names) > 1), [])
 
 
+#: how to write a table that pandas wrote with ``to_json()`` in another layout (:func:`pandas_layout`)
+PANDAS_RECORDS = ('write it with `df.to_json(PATH, orient="records", lines=True)` (JSON lines, .jsonl) or '
+                  '`orient="records"` (a JSON array, .json)')
+
+
+def pandas_layout(obj: dict) -> str | None:
+    """Which of pandas' ``DataFrame.to_json()`` layouts other than "records" a JSON object that is a whole table is in,
+    with its number of rows (``pandas' to_json() columns layout ({column: {row: value}}) of 6 row(s)``), or None:
+    "columns" (pandas' default), "index" ({row: {column: value}}) or "split" ({"columns": [...], "data": [[...]]}). The
+    rows of a table file are objects one a line, or the items of an array: before, such an object was one row whose
+    every field was "an object, not a name"."""
+    if isinstance(obj.get("columns"), list) and isinstance(obj.get("data"), list):
+        return f"pandas' to_json() split layout ({{\"columns\": [...], \"data\": [[...], ...]}}) of {len(obj['data'])} row(s)"
+    inner = list(obj.values())
+    if not inner or not all(isinstance(v, dict) and v for v in inner):
+        return None
+    if any(column_key(k) in (*LONG_COLUMNS, "benchmark", "text") for k in obj):
+        return f"pandas' to_json() columns layout ({{column: {{row: value}}}}) of {len(inner[0])} row(s)"
+    return f"pandas' to_json() index layout ({{row: {{column: value}}}}) of {len(obj)} row(s)"
+
+
 def rows_under_key(row: dict) -> str | None:
     """What a JSON row that is the whole table as one object holding its rows under a key (``{"prompts": [{...},
-    ...]}``, an object where an array belongs) is, and how to write it; None for another row."""
+    ...]}``, an object where an array belongs) or in a layout of pandas (:func:`pandas_layout`) is, and how to write
+    it; None for another row."""
+    if (layout := pandas_layout(row)) is not None:
+        return f"this line is one JSON object holding a table in {layout}: {PANDAS_RECORDS}"
     nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
     if nest is None:
         return None
@@ -1273,7 +1333,7 @@ def _last_line_quotes(path: Path, tail: int = 65536) -> bool:
     """Whether the last line of an uncompressed CSV/TSV file holds a quote character: a quote opening there and never
     closing (a file cut mid-write inside a quoted field, without the line break after it) is read by pyarrow as if it
     closed, so such a file is read again by the line-exact reader, which tells. Compressed files are not checked."""
-    if path.suffix.lower() in (".gz", ".bz2", ".zst", ".xz", ".lz4"):
+    if path.suffix.lower() in (".gz", *OTHER_COMPRESSIONS):
         return False
     try:
         with open(path, "rb") as f:

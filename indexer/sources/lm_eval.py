@@ -32,8 +32,8 @@ from pathlib import Path
 
 from ..errors import READING_FOR, InputError, arg, option_hint
 from ..records import NAME_LIMIT, BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
-from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
-                     json_kind, json_objects, number_shown, trailing_comma)
+from .common import (OTHER_COMPRESSIONS, READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
+                     example_value, json_kind, json_objects, number_shown, other_compression, trailing_comma)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row
@@ -88,6 +88,15 @@ class ModelFolder:
     #: samples or results files of this folder that are no regular file (a named pipe, a socket, a device): each an
     #: error when the folder is read, found by ``stat`` alone (opening a named pipe would wait for a writer forever)
     special: list[Path] = field(default_factory=list)
+    #: samples or results files of this folder compressed other than with gzip (``samples_<task>_<ts>.jsonl.zst``):
+    #: each an error when the folder is read (:func:`~indexer.sources.common.other_compression`), as its task or run
+    #: is missing; before, passed over without a word
+    compressed: list[Path] = field(default_factory=list)
+
+
+def _harness_name(name: str) -> bool:
+    """Whether a file name is a samples or results file's."""
+    return bool(SAMPLES_RE.match(name) or results_ts(name))
 
 
 def scan_folder(folder: Path) -> ModelFolder | None:
@@ -104,9 +113,12 @@ def scan_folder(folder: Path) -> ModelFolder | None:
             mf.samples.setdefault(m["task"], {})[m["ts"]] = p
         elif ts := results_ts(p.name):
             mf.results.setdefault(ts, []).append(p)
+        elif p.suffix.lower() in OTHER_COMPRESSIONS and _harness_name(p.stem):
+            mf.compressed.append(p)
     for paths in mf.results.values():
         paths.sort(key=lambda p: (not RESULTS_RE.match(p.name), p.name))
-    return mf if mf.samples or any(SAMPLES_RE.match(p.name) for p in mf.special) else None
+    unread = mf.special + [p.with_suffix("") for p in mf.compressed]
+    return mf if mf.samples or any(SAMPLES_RE.match(p.name) for p in unread) else None
 
 
 #: how many levels below the path given model folders are looked for (detection and reading alike)
@@ -738,6 +750,8 @@ def read_model_folder(
         errors.add(str(p), None, "not a regular file (a named pipe, socket or device): not read, so its "
                    f"{'task' if SAMPLES_RE.match(p.name) else 'run'} is missing; put the file itself there (write "
                    "what the pipe carries to a file first)")
+    for p in mf.compressed if mf.only is None else []:
+        errors.add(str(p), None, other_compression(p)[0])
     for task in sorted(mf.samples):
         for ts, p in mf.samples[task].items():
             if ts not in mf.results:

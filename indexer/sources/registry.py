@@ -152,13 +152,27 @@ def empty_folder(folder: Path) -> bool:
         return False
 
 
+def _sources_below(folder: Path) -> list[tuple[Path, "Reader"]]:
+    """The folders right below ``folder`` (not hidden) that a reader is sure of (:data:`Match.STRONG`), with it: a
+    folder of table runs (``results/run1``, ``results/run2``), which no reader reads as one source."""
+    try:
+        subs = sorted(d for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
+    except OSError:
+        return []
+    found = []
+    for d in subs:
+        if (r := next((r for r in readers() if r.recognise(d) == Match.STRONG), None)) is not None:
+            found.append((d, r))
+    return found
+
+
 def detect(path: str | Path, options=()) -> Reader:
     """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
     there is none. ``options``: the reading options given (names, :data:`OPTION_FLAGS`); when no reader knows the
     path by its files, options only one format takes name it (``--prompts``: a folder of outcomes alone, its prompts
     file given; before, "outcomes.csv but no prompts file beside it", the file given ignored), and its reader says
     what is missing."""
-    from .common import path_problem
+    from .common import other_compression, path_problem
 
     p = Path(path)
     if (why := path_problem(p)) is not None:
@@ -170,6 +184,8 @@ def detect(path: str | Path, options=()) -> Reader:
             best, sure = reader, m
             if sure == Match.STRONG:
                 break  # no later reader can be surer
+    if best is None and (compressed := other_compression(p)) is not None:
+        raise InputError(compressed[0], file=str(compressed[1]))
     if best is not None and sure == Match.WEAK and p.is_file():  # any table-typed file: unless it is known as
         _refuse_known(p)  # another format's file that is no source (an lm-eval results file)
     given = {o for o in options if o in OPTION_FLAGS}
@@ -189,6 +205,14 @@ def detect(path: str | Path, options=()) -> Reader:
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
         if empty_folder(p):  # nothing to tell a format by: "pass --format" would not help
             raise InputError(f"the folder is empty: put a source's files in it ({expected})", file=str(p))
+        if below := _sources_below(p):  # `results/run1`, `results/run2`: no --format reads them as one
+            from ..errors import READING_FOR
+
+            more = f" and {len(below) - 5} more" if len(below) > 5 else ""
+            raise InputError(f"no source itself, but the folders below it are: "
+                             f"{', '.join(f'{d.name} ({r.name})' for d, r in below[:5])}{more}; {READING_FOR.get()} "
+                             f"each by its own path ({below[0][0]}, ...): each is a source of its own",
+                             file=str(p))
         raise InputError(f"cannot tell the format of this folder: expected {expected}; pass {option_hint('format')} ({names})",
                          file=str(p))
     from .common import EXTENSIONS, table_ext

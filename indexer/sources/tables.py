@@ -237,6 +237,8 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
             hint = f"; {whole}" if (whole := rows_under_key(row)) is not None else ""
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)"
                        + hint, "prompt rows with missing fields")
+            if whole is not None:  # the whole table, unread: its outcome rows say the prompts file could not be read
+                continue
             mine.append(line)
             if "prompt_id" not in missing:
                 prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
@@ -246,6 +248,9 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         typed = [f"{k} is {json_kind(row[k])}" for k in ("prompt_id", "benchmark", "text")
                  if not isinstance(row[k], (str, int, float)) or isinstance(row[k], bool)]
         if typed:
+            if (whole := rows_under_key(row)) is not None:  # the whole table as one object of pandas' to_json():
+                errors.add(fname, line, whole, "prompt fields that are not strings")  # its prompts unread, not rejected
+                continue
             errors.add(fname, line, f"{', '.join(typed)}, not a string; the prompt is skipped",
                        "prompt fields that are not strings")
             mine.append(line)
@@ -818,6 +823,45 @@ def _looks_long(cols: dict, prompt_map: dict) -> bool:
             and not any(id_key(str(c).strip()) in prompt_map for c in cols))
 
 
+def _transposed(builder: _Builder, cols: dict, id_col, lines: np.ndarray, fname: str, errors: ErrorLog) -> bool:
+    """Whether a block is a matrix turned on its side (one row per prompt, a column per model:
+    ``df.pivot(index="prompt_id", columns="model")`` written as it is): column ``id_col`` holds prompt ids of the
+    prompts file and no other column is named after one. Says so once per file (nothing of it is read); before, a
+    first column ``prompt_id`` made it long form "missing column(s) model, correct|score", another name read its
+    prompt ids as models and each model column as a prompt id "not in the prompts file"."""
+    others = [c for c in cols if c != id_col]
+    if not others or any(id_key(str(c).strip()) in builder.prompts for c in others):
+        return False
+    if any(_is_binary(_whole(col).type) for col in cols.values()):  # (bytes, maybe not UTF-8: the reading says so)
+        return False
+    if not all(_cells_only(cols[c]) for c in others):  # a long form's misnamed columns (`model_name,prompt_id,acc`)
+        return False
+    ids = [v for v in _as_string(_whole(cols[id_col])).to_pylist()[:100] if v is not None]
+    pid = next((v.strip() for v in ids if id_key(v.strip()) in builder.prompts), None)
+    if pid is None:
+        return False
+    why = (f"one row per prompt and a column per model (a transposed matrix: prompt ids such as {pid!r} down its first "
+           f"column, models such as {str(others[0]).strip()!r} across its header): matrix form needs one row per model "
+           "and one column per prompt id; transpose it (pandas: `df.T`), or write long form (model, prompt_id, "
+           "correct); nothing of this file is read")
+    if not any(e.message == why for e in errors.errors if e.file == fname):  # once, not per block
+        errors.add(fname, _header_line(fname, lines), why)
+    return True
+
+
+def _cells_only(col) -> bool:
+    """Whether a block's column holds only what a matrix cell holds (its first 100 values): numbers, true/false, yes/no,
+    blanks; a column of names does not."""
+    for v in _as_string(_whole(col)).to_pylist()[:100]:
+        v = (v or "").strip()
+        if v and v.lower() not in ("true", "false", "yes", "no"):
+            try:
+                float(v)
+            except ValueError:
+                return False
+    return True
+
+
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
     cols = _known_columns(cols)
     if all(c in cols for c in VALUE_COLUMNS):  # which one holds the outcomes cannot be told: before, `correct` won
@@ -838,6 +882,8 @@ def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str
         return
     if value is None:
         missing.append("correct|score")
+    if missing == ["model", "correct|score"] and _transposed(builder, cols, "prompt_id", lines, fname, errors):
+        return
     if missing:
         if not any(e.message.startswith("missing column") for e in errors.errors if e.file == fname):
             errors.add(fname, _header_line(fname, lines),
@@ -881,6 +927,8 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
                "the model names in a first column named model; nothing of this file is read")
         if not any(e.message == why for e in errors.errors if e.file == fname):  # once, not per block
             errors.add(fname, _header_line(fname, lines), why)
+        return
+    if _transposed(builder, cols, model_col, lines, fname, errors):
         return
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
     models, named = cols[model_col], np.ones(len(lines), dtype=bool)
