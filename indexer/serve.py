@@ -1907,12 +1907,18 @@ class _Charset:
             return  # the client left
         raw = read[0]
         try:
-            body = raw.decode(info.name).encode("utf-8")
+            text = raw.decode(info.name)
+            body = text.encode("utf-8")
         except UnicodeDecodeError as exc:
             return await _send_json(send, 400, error_body(
                 "invalid_json", f"the request body is not {charset} as its content-type declares (charset={charset}; "
                 f"{exc.reason} 0x{raw[exc.start]:02x} at byte {exc.start}); send the JSON as UTF-8 (content-type: "
                 "application/json)"))
+        except UnicodeEncodeError as exc:  # a lone surrogate the charset encodes (UTF-7's +2AA-): no text holds one
+            return await _send_json(send, 400, error_body(
+                "invalid_json", f"the request body is not {charset} text as its content-type declares (charset="
+                f"{charset}; it decodes to a lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start}, "
+                "which no text holds); send the JSON as UTF-8 (content-type: application/json)"))
         scope = {**scope, "headers": [(k, v) for k, v in headers if k not in (b"content-type", b"content-length")]
                  + [(b"content-type", f"{main}; charset=utf-8".encode()), (b"content-length", str(len(body)).encode())]}
         await self.app(scope, self._replay({"type": "http.request", "body": body, "more_body": False}, receive), send)

@@ -1092,6 +1092,20 @@ def test_a_body_in_a_declared_charset_is_read_in_it_or_the_charset_named(client)
     assert "charset=ascii" in err["message"] and f"0xc3 at byte {body.index(0xc3)}" in err["message"], err
 
 
+def test_a_body_whose_declared_charset_decodes_to_a_lone_surrogate_is_a_400_naming_it(client):
+    """A body in a declared charset whose bytes decode to a lone surrogate (UTF-7's `+2AA-` is U+D800), which no text
+    holds and UTF-8 cannot carry, is the 400 `invalid_json` bytes not of the declared charset are, naming the charset,
+    the code point and where. Before, re-encoding it as UTF-8 raised in the middleware: a 500 `internal_error`
+    (found by sending bodies in every charset a client may declare)."""
+    body = '{"prompt": "+2AA- x", "k": 1}'.encode("ascii")
+    err = assert_error(client.post("/v1/find", content=body,
+                                   headers={"content-type": "application/json; charset=utf-7"}), 400, "invalid_json")
+    assert "charset=utf-7" in err["message"] and "U+D800" in err["message"] and "character 12" in err["message"], err
+    ok = client.post("/v1/find", content='{"prompt": "caf+AOk-", "k": 1}'.encode("ascii"),
+                     headers={"content-type": "application/json; charset=utf-7"})
+    assert ok.status_code == 200 and ok.json()["query"]["k"] == 1, ok.text[:300]
+
+
 def test_a_utf16_or_utf32_body_declaring_no_charset_is_refused_as_not_utf8(client):
     """A JSON body in UTF-16 or UTF-32 (with or without a byte order mark) whose content-type declares no charset (or
     charset=utf-8) is a 400 `invalid_json` naming the encoding it is in and saying to send UTF-8 or declare the
