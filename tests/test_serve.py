@@ -410,6 +410,25 @@ def test_every_integer_field_written_as_a_large_float_is_quoted_as_written(clien
     assert whole["query"]["offset"] == 1 and isinstance(whole["query"]["offset"], int)  # is the integer it writes
 
 
+def test_the_encoder_get_v1_spaces_lists_names_its_space(client):
+    """The `encoder` GET /v1/spaces lists (and an answer's `space.encoder`, with its revision, `org/name@rev`) names
+    its space as `space` in POST /v1/find and `?space=` in GET /v1/models: the encoder name the docs say `space`
+    takes, as a program reading the list sends it back. Before, only the name without its revision did: the listed
+    value was a 404 "is not a known space" whose list of spaces showed that very value (found by sending
+    /v1/spaces' fields back as `space`)."""
+    (listed,) = client.get("/v1/spaces").json()["spaces"]
+    assert "@" in listed["encoder"], listed
+    want = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": listed["name"]}).json()
+    for sp in (listed["encoder"], listed["encoder"].upper()):
+        got = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": sp})
+        assert got.status_code == 200 and got.json() == want, got.text[:300]
+        page = client.get("/v1/models", params={"space": sp, "limit": 2})
+        assert page.status_code == 200 and page.json()["total"] == len(MODELS), page.text[:300]
+    other = listed["encoder"].split("@")[0] + "@0000000000000000"  # another revision of it names no space
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "space": other}), 404, "not_found", "space",
+                 says="is not a known space")
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
