@@ -1042,9 +1042,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     async def static(request: Request, name: str):
         path = WEB / name
-        if "/" in name or name.startswith(".") or not path.is_file():
-            raise ApiError(404, "not_found", f"no static file {name!r}", "name")
+        # the page's files of a type it names: before, index.html (the page, which is /) was answered with no
+        # content-type at all
         media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
+        if "/" in name or name.startswith(".") or media is None or not path.is_file():
+            page = " (the page is at /)" if path == WEB / "index.html" else ""
+            raise ApiError(404, "not_found", f"no static file {name!r}{page}", "name")
         return web_file(request, path, media)
 
     for endpoint in (page, static):  # the request as a class (see known_query_parameters), not a query parameter

@@ -82,6 +82,22 @@ def test_find_answers_what_search_json_prints(client):
     assert top["query"]["kind"] == "prompt" and top["space"]["encoder"]
 
 
+def test_every_static_file_answered_carries_a_content_type(client):
+    """Every file `/static/{name}` answers carries its content-type (the page's css and js); a file of the page's folder
+    that is no static file, its `index.html` (the page is `/`), is the 404 an unknown one is, naming `/`. Before,
+    `/static/index.html` was answered 200 with no content-type at all, beside `x-content-type-options: nosniff`
+    (found by asking /static/ for each file of indexer/web)."""
+    from indexer.serve import WEB
+
+    for path in sorted(WEB.iterdir()):
+        r = client.get(f"/static/{path.name}")
+        if r.status_code == 200:
+            assert r.headers.get("content-type"), (path.name, dict(r.headers))
+        else:
+            assert_error(r, 404, "not_found", "name")
+    assert_error(client.get("/static/index.html"), 404, "not_found", "name", says="the page is at /")
+
+
 def test_if_none_match_star_or_a_listed_tag_answers_304_and_another_tag_200(client):
     """The page and its files answer a conditional GET as RFC 9110 says: `If-None-Match: *` (any current
     representation) and a list holding the tag (weak `W/"..."` too) are 304; other tags are 200 with the body. Before,
