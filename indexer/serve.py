@@ -938,7 +938,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
 
-    @app.post("/v1/find", tags=["find"], responses={**ok["find"], **fails(400, 404, 413, 415, 422, 503, 500)},
+    @app.post(BODY_ROUTE[1], tags=["find"], responses={**ok["find"], **fails(400, 404, 413, 415, 422, 503, 500)},
               dependencies=[Depends(names_once)],
               openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
@@ -1797,6 +1797,16 @@ def _check_length(text, field: str) -> None:
                        f"characters (max_prompt_chars), got {len(text)}", field)
 
 
+#: the (method, path) of the one route that reads a request body: the body's checks (size, encoding, charset) are its
+BODY_ROUTE = ("POST", "/v1/find")
+
+
+def _reads_body(scope) -> bool:
+    """The request goes to the route that reads its body (:data:`BODY_ROUTE`); any other is answered by its own route,
+    a 405 or a 404, before its body is read."""
+    return scope["type"] == "http" and (scope["method"], scope.get("path")) == BODY_ROUTE
+
+
 class _BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes is answered 413 (by its Content-Length before
     reading, else when the streamed body passes the limit); a compressed one (Content-Encoding) 415."""
@@ -1805,10 +1815,11 @@ class _BodyLimit:
         self.app, self.limit = app, limit
 
     async def __call__(self, scope, receive, send):
-        # a GET (and HEAD, which _Head sends on as GET) reads no body: its Content-Encoding or Content-Length is about
-        # nothing the server reads (before, `GET /v1/benchmarks` with content-encoding: gzip, or with a body over the
-        # limit, was a 415 / 413, statuses /openapi.json does not declare for a GET route)
-        if scope["type"] != "http" or scope["method"] == "GET":
+        # only POST /v1/find reads a body: another method or path (a GET, HEAD, `POST /v1/models`, `POST /v1/fnd`) is
+        # answered by its route's 405 or 404 whatever its Content-Encoding or Content-Length (before, `GET
+        # /v1/benchmarks` with content-encoding: gzip, or `POST /v1/models` with a body over the limit, was a 415 /
+        # 413, statuses /openapi.json does not declare for those)
+        if not _reads_body(scope):
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
         coding = headers.get(b"content-encoding", b"").decode("latin-1").strip()
@@ -1883,7 +1894,7 @@ class _Charset:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["method"] == "GET":
+        if not _reads_body(scope):  # its route's 405 or 404, whatever its charset (as _BodyLimit)
             return await self.app(scope, receive, send)
         headers = list(scope.get("headers") or [])
         ctype = dict(headers).get(b"content-type", b"").decode("latin-1")

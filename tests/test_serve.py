@@ -2025,6 +2025,33 @@ def test_every_answer_carries_the_headers_a_public_page_should_send(client):
         assert r.headers.get("referrer-policy") == "same-origin"
 
 
+def test_a_body_sent_where_no_route_reads_one_gets_the_routes_405_or_404(client):
+    """A body sent with a method or to a path no route reads a body for (`POST /v1/models`, `PUT /v1/find`, `POST
+    /v1/fnd`) is answered as the method or path is, 405 naming the methods the route takes or 404, whatever its size,
+    content-encoding or charset: 413 and 415 are `POST /v1/find`'s, as docs/SERVING.md and /openapi.json say. Before,
+    the body's checks ran before any route was matched, so `POST /v1/models` with a 300 KB body was a 413 and `PUT
+    /v1/find` with `charset=foo` a 415, statuses no route declares for them (found by sending bodies with wrong
+    methods and paths)."""
+    big = b" " * (LIMITS["max_body_bytes"] + 1)
+    sent = ({"content": big, "headers": {"content-type": "application/json"}},
+            {"content": b"{}", "headers": {"content-type": "application/json", "content-encoding": "gzip"}},
+            {"content": b"{}", "headers": {"content-type": "application/json; charset=foo"}},
+            {"content": '{"k": 1}'.encode("utf-16"), "headers": {"content-type": "application/json"}})
+    for kw in sent:
+        for method, path, allow in (("POST", "/v1/models", "GET, HEAD"), ("PUT", "/v1/find", "POST"),
+                                    ("DELETE", "/v1/benchmarks", "GET, HEAD")):
+            r = client.request(method, path, **kw)
+            assert_error(r, 405, "method_not_allowed")
+            assert r.headers["allow"] == allow, (method, path, dict(r.headers))
+        assert_error(client.request("POST", "/v1/fnd", **kw), 404, "not_found", says="no route /v1/fnd")
+        assert_error(client.request("POST", "/v1/find/", **kw), 404, "not_found", says="without the trailing slash")
+    # POST /v1/find keeps them
+    assert_error(client.post("/v1/find", **sent[0]), 413, "body_too_large", "body")
+    assert_error(client.post("/v1/find", **sent[1]), 415, "unsupported_media_type", "content-encoding")
+    assert_error(client.post("/v1/find", **sent[2]), 415, "unsupported_media_type", "content-type")
+    assert_error(client.post("/v1/find", **sent[3]), 400, "invalid_json", says="UTF-16")
+
+
 def test_a_get_is_answered_whatever_its_body_headers_say(client):
     """A GET reads no body, so its `Content-Encoding` or a body over the limit is about nothing the server reads: the
     answer is the route's, with a status /openapi.json declares for it; before, `GET /v1/benchmarks` with
