@@ -958,6 +958,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                    else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
+            if isinstance(body.get("models"), str) and exc.item == "models[0]":  # one model sent as a string
+                _named_as_sent(exc, "models[0]", "models")
             filters = body.get("filters")
             # a number written as a float (1e300, -3.0) quoted as written, not as the integer _whole made of it (1e300:
             # 301 digits, its tail the double's rounding)

@@ -655,6 +655,20 @@ def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ""]}), 422, "invalid_input", "prompts[1]")
 
 
+def test_a_bad_model_name_of_the_list_is_named_by_its_entry(client):
+    """A blank model name of `models` (or one holding a NUL, too long for the database) is named by its entry,
+    `models[1]`, as an entry that is not a string is and as `prompts[1]` and `filters.licenses[1]` are; one sent as a
+    string is `models`. Before, `field` was `models` for any of them, so a client sending 100 names could not tell which
+    (found by sending each kind of bad entry in a list)."""
+    for bad, says in (("", "non-empty"), ("   ", "non-empty"), ("a\u0000b", "NUL"), ("m" * 600, "longer than")):
+        assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["org/m1", bad]}), 422, "invalid_input",
+                     "models[1]", says=says)
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["org/m1", 5]}), 422, "invalid_input",
+                 "models[1]")
+    err = assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": " "}), 422, "invalid_input", "models")
+    assert "models[0]" not in err["message"], err
+
+
 def test_a_prompt_or_model_that_is_not_a_string_is_said_so(client):
     """`{"prompts": [["x"]]}`, `{"prompts": [1]}` or `{"models": [1]}`: the error names the type sent; before, "must
     be a non-empty string", as if an empty string had been sent."""
