@@ -706,6 +706,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             one |= {p.alias for p in dep.query_params if not _takes_many(p.field_info.annotation)}
             todo += dep.dependencies
         unknown = sorted(set(request.query_params) - set(takes))
+        # an integer in decimal digits (before: Python's 1_0 or +5 taken as 10, 5); each one said, as the validation's
+        bad = [(p.alias, v) for p in route.dependant.query_params if _takes_int(p.field_info.annotation)
+               for v in request.query_params.getlist(p.alias)
+               if v.strip() and not re.fullmatch(r"-?[0-9]+", v)]  # a blank one is "empty" (the validation's)
+        if bad:
+            raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
+                           bad[0][0])
         if not unknown:
             # a parameter that takes one value, given twice (?limit=2&limit=3): FastAPI keeps the last one without a word
             twice = sorted(n for n in one if len(request.query_params.getlist(n)) > 1)
@@ -1379,6 +1386,13 @@ def _answer_responses() -> dict:
             "benchmarks": (BenchmarkList, "every benchmark"), "spaces": (SpaceList, "every embedding space"),
             "ready": (Ready, "ready")}
     return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
+
+
+def _takes_int(annotation) -> bool:
+    """A query parameter's type is an integer (``int``, ``int | None``)."""
+    from typing import get_args
+
+    return annotation is int or (int in get_args(annotation) and not _takes_many(annotation))
 
 
 def _takes_many(annotation) -> bool:

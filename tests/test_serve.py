@@ -681,6 +681,20 @@ def test_a_prompt_or_model_that_is_not_a_string_is_said_so(client):
     assert err["message"] == "models[0] must be a model name (a string), not 1", err
 
 
+def test_an_integer_parameter_is_written_in_decimal_digits_alone(client):
+    """An integer query parameter (`limit`, `offset`, `min_evidence`) is decimal digits, as /openapi.json's "integer"
+    and every query serialiser write it: `1_0`, `+5` or ` 5` is the 422 a word is, naming it and quoting the value as
+    sent. Before, Python's own spellings were taken without a word (`?limit=1_0` listed 10 models, `?offset=1_000`
+    skipped 1000; found by sending each parameter spelled otherwise)."""
+    for name, value in (("limit", "1_0"), ("offset", "1_000"), ("min_evidence", "1_0"), ("limit", "+5"), ("limit", " 5"),
+                        ("limit", "5 ")):
+        assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name,
+                     says=f"{name} must be an integer, not {value!r}")
+    assert client.get("/v1/models", params={"limit": "2", "offset": "1", "min_evidence": "0"}).json()["limit"] == 2
+    assert_error(client.get("/v1/models", params={"offset": "-1"}), 422, "invalid_request", "offset",
+                 says="non-negative integer, not -1")
+
+
 def test_a_query_parameter_that_takes_one_value_given_twice_is_refused(client):
     """`GET /v1/models?limit=2&limit=3` is a 422 naming `limit` and both values; before, FastAPI kept the last value
     without a word (limit 3), as it did for `benchmark`, `max_params` and every other one-value parameter.
