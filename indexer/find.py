@@ -737,13 +737,15 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     if not isinstance(names, list) or not names:
         raise InputError("models must be a non-empty list of model names", item="models")
     names = [str(n) if isinstance(n, str) else n for n in names]  # numpy's str_ as the plain str it is
-    for n in names:
+    for i, n in enumerate(names):
+        # the entry at fault, as prompts[i] (before: `models` for any of them); browse's one model id keeps its name
+        at = f"models[{i}]" if item == "models" else item
         if not isinstance(n, str):
-            raise InputError(f"a model name must be a string, not {type(n).__name__}", item="models")
+            raise InputError(f"a model name must be a string, not {type(n).__name__}", item=at)
         if not n.strip():
-            raise InputError("a model name must be a non-empty string", item="models")
+            raise InputError("a model name must be a non-empty string", item=at)
         if name_problem(n):
-            raise InputError(f"the model name {n[:60]!r} {name_problem(n)}", item="models")
+            raise InputError(f"the model name {n[:60]!r} {name_problem(n)}", item=at)
     known_alias = store.resolve_aliases(names)
     keys = []
     pairs = stored = None  # every (key, name) and key, read once, for a name that is no stored name

@@ -706,6 +706,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             one |= {p.alias for p in dep.query_params if not _takes_many(p.field_info.annotation)}
             todo += dep.dependencies
         unknown = sorted(set(request.query_params) - set(takes))
+        # an integer in decimal digits (before: Python's 1_0 or +5 taken as 10, 5); each one said, as the validation's
+        bad = [(p.alias, v) for p in route.dependant.query_params if _takes_int(p.field_info.annotation)
+               for v in request.query_params.getlist(p.alias)
+               if v.strip() and not re.fullmatch(r"-?[0-9]+", v)]  # a blank one is "empty" (the validation's)
+        if bad:
+            raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
+                           bad[0][0])
         if not unknown:
             # a parameter that takes one value, given twice (?limit=2&limit=3): FastAPI keeps the last one without a word
             twice = sorted(n for n in one if len(request.query_params.getlist(n)) > 1)
@@ -938,7 +945,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
 
-    @app.post("/v1/find", tags=["find"], responses={**ok["find"], **fails(400, 404, 413, 415, 422, 503, 500)},
+    @app.post(BODY_ROUTE[1], tags=["find"], responses={**ok["find"], **fails(400, 404, 413, 415, 422, 503, 500)},
               dependencies=[Depends(names_once)],
               openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
@@ -958,6 +965,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                    else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
+            if isinstance(body.get("models"), str) and exc.item == "models[0]":  # one model sent as a string
+                _named_as_sent(exc, "models[0]", "models")
             filters = body.get("filters")
             # a number written as a float (1e300, -3.0) quoted as written, not as the integer _whole made of it (1e300:
             # 301 digits, its tail the double's rounding)
@@ -1042,9 +1051,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     async def static(request: Request, name: str):
         path = WEB / name
-        if "/" in name or name.startswith(".") or not path.is_file():
-            raise ApiError(404, "not_found", f"no static file {name!r}", "name")
+        # the page's files of a type it names: before, index.html (the page, which is /) was answered with no
+        # content-type at all
         media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
+        if "/" in name or name.startswith(".") or media is None or not path.is_file():
+            page = " (the page is at /)" if path == WEB / "index.html" else ""
+            raise ApiError(404, "not_found", f"no static file {name!r}{page}", "name")
         return web_file(request, path, media)
 
     for endpoint in (page, static):  # the request as a class (see known_query_parameters), not a query parameter
@@ -1374,6 +1386,13 @@ def _answer_responses() -> dict:
             "benchmarks": (BenchmarkList, "every benchmark"), "spaces": (SpaceList, "every embedding space"),
             "ready": (Ready, "ready")}
     return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
+
+
+def _takes_int(annotation) -> bool:
+    """A query parameter's type is an integer (``int``, ``int | None``)."""
+    from typing import get_args
+
+    return annotation is int or (int in get_args(annotation) and not _takes_many(annotation))
 
 
 def _takes_many(annotation) -> bool:
@@ -1794,6 +1813,16 @@ def _check_length(text, field: str) -> None:
                        f"characters (max_prompt_chars), got {len(text)}", field)
 
 
+#: the (method, path) of the one route that reads a request body: the body's checks (size, encoding, charset) are its
+BODY_ROUTE = ("POST", "/v1/find")
+
+
+def _reads_body(scope) -> bool:
+    """The request goes to the route that reads its body (:data:`BODY_ROUTE`); any other is answered by its own route,
+    a 405 or a 404, before its body is read."""
+    return scope["type"] == "http" and (scope["method"], scope.get("path")) == BODY_ROUTE
+
+
 class _BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes is answered 413 (by its Content-Length before
     reading, else when the streamed body passes the limit); a compressed one (Content-Encoding) 415."""
@@ -1802,10 +1831,11 @@ class _BodyLimit:
         self.app, self.limit = app, limit
 
     async def __call__(self, scope, receive, send):
-        # a GET (and HEAD, which _Head sends on as GET) reads no body: its Content-Encoding or Content-Length is about
-        # nothing the server reads (before, `GET /v1/benchmarks` with content-encoding: gzip, or with a body over the
-        # limit, was a 415 / 413, statuses /openapi.json does not declare for a GET route)
-        if scope["type"] != "http" or scope["method"] == "GET":
+        # only POST /v1/find reads a body: another method or path (a GET, HEAD, `POST /v1/models`, `POST /v1/fnd`) is
+        # answered by its route's 405 or 404 whatever its Content-Encoding or Content-Length (before, `GET
+        # /v1/benchmarks` with content-encoding: gzip, or `POST /v1/models` with a body over the limit, was a 415 /
+        # 413, statuses /openapi.json does not declare for those)
+        if not _reads_body(scope):
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
         coding = headers.get(b"content-encoding", b"").decode("latin-1").strip()
@@ -1880,7 +1910,7 @@ class _Charset:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["method"] == "GET":
+        if not _reads_body(scope):  # its route's 405 or 404, whatever its charset (as _BodyLimit)
             return await self.app(scope, receive, send)
         headers = list(scope.get("headers") or [])
         ctype = dict(headers).get(b"content-type", b"").decode("latin-1")
@@ -1907,12 +1937,18 @@ class _Charset:
             return  # the client left
         raw = read[0]
         try:
-            body = raw.decode(info.name).encode("utf-8")
+            text = raw.decode(info.name)
+            body = text.encode("utf-8")
         except UnicodeDecodeError as exc:
             return await _send_json(send, 400, error_body(
                 "invalid_json", f"the request body is not {charset} as its content-type declares (charset={charset}; "
                 f"{exc.reason} 0x{raw[exc.start]:02x} at byte {exc.start}); send the JSON as UTF-8 (content-type: "
                 "application/json)"))
+        except UnicodeEncodeError as exc:  # a lone surrogate the charset encodes (UTF-7's +2AA-): no text holds one
+            return await _send_json(send, 400, error_body(
+                "invalid_json", f"the request body is not {charset} text as its content-type declares (charset="
+                f"{charset}; it decodes to a lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start}, "
+                "which no text holds); send the JSON as UTF-8 (content-type: application/json)"))
         scope = {**scope, "headers": [(k, v) for k, v in headers if k not in (b"content-type", b"content-length")]
                  + [(b"content-type", f"{main}; charset=utf-8".encode()), (b"content-length", str(len(body)).encode())]}
         await self.app(scope, self._replay({"type": "http.request", "body": body, "more_body": False}, receive), send)

@@ -97,9 +97,12 @@ def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | N
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
         # the encoder's name, whole or after a "/" (all-MiniLM-L6-v2 for sentence-transformers/all-MiniLM-L6-v2): a
-        # bare suffix made `--space 2` (an id no space has) the space of every encoder whose name ends in "2"
+        # bare suffix made `--space 2` (an id no space has) the space of every encoder whose name ends in "2"; or the
+        # encoder as `taskspace spaces` and GET /v1/spaces list it, with its revision (before, that listed value was
+        # "not a known space")
         low = s.lower()
-        by_name = [r for r in spaces if (n := encoder_name(r.encoder).lower()) == low or n.endswith("/" + low)]
+        by_name = [r for r in spaces if (n := encoder_name(r.encoder).lower()) == low or n.endswith("/" + low)
+                   or r.encoder.lower() == low]
     if len(by_name) != 1:
         # the caller's words: the library's argument, `space='x'`; a command's option, `--space 'x'`
         # (indexer.errors.arg); the HTTP API's field, `space 'x'` (indexer.serve)

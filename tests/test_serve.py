@@ -82,6 +82,22 @@ def test_find_answers_what_search_json_prints(client):
     assert top["query"]["kind"] == "prompt" and top["space"]["encoder"]
 
 
+def test_every_static_file_answered_carries_a_content_type(client):
+    """Every file `/static/{name}` answers carries its content-type (the page's css and js); a file of the page's folder
+    that is no static file, its `index.html` (the page is `/`), is the 404 an unknown one is, naming `/`. Before,
+    `/static/index.html` was answered 200 with no content-type at all, beside `x-content-type-options: nosniff`
+    (found by asking /static/ for each file of indexer/web)."""
+    from indexer.serve import WEB
+
+    for path in sorted(WEB.iterdir()):
+        r = client.get(f"/static/{path.name}")
+        if r.status_code == 200:
+            assert r.headers.get("content-type"), (path.name, dict(r.headers))
+        else:
+            assert_error(r, 404, "not_found", "name")
+    assert_error(client.get("/static/index.html"), 404, "not_found", "name", says="the page is at /")
+
+
 def test_if_none_match_star_or_a_listed_tag_answers_304_and_another_tag_200(client):
     """The page and its files answer a conditional GET as RFC 9110 says: `If-None-Match: *` (any current
     representation) and a list holding the tag (weak `W/"..."` too) are 304; other tags are 200 with the body. Before,
@@ -410,6 +426,25 @@ def test_every_integer_field_written_as_a_large_float_is_quoted_as_written(clien
     assert whole["query"]["offset"] == 1 and isinstance(whole["query"]["offset"], int)  # is the integer it writes
 
 
+def test_the_encoder_get_v1_spaces_lists_names_its_space(client):
+    """The `encoder` GET /v1/spaces lists (and an answer's `space.encoder`, with its revision, `org/name@rev`) names
+    its space as `space` in POST /v1/find and `?space=` in GET /v1/models: the encoder name the docs say `space`
+    takes, as a program reading the list sends it back. Before, only the name without its revision did: the listed
+    value was a 404 "is not a known space" whose list of spaces showed that very value (found by sending
+    /v1/spaces' fields back as `space`)."""
+    (listed,) = client.get("/v1/spaces").json()["spaces"]
+    assert "@" in listed["encoder"], listed
+    want = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": listed["name"]}).json()
+    for sp in (listed["encoder"], listed["encoder"].upper()):
+        got = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": sp})
+        assert got.status_code == 200 and got.json() == want, got.text[:300]
+        page = client.get("/v1/models", params={"space": sp, "limit": 2})
+        assert page.status_code == 200 and page.json()["total"] == len(MODELS), page.text[:300]
+    other = listed["encoder"].split("@")[0] + "@0000000000000000"  # another revision of it names no space
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "space": other}), 404, "not_found", "space",
+                 says="is not a known space")
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
@@ -620,6 +655,20 @@ def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ""]}), 422, "invalid_input", "prompts[1]")
 
 
+def test_a_bad_model_name_of_the_list_is_named_by_its_entry(client):
+    """A blank model name of `models` (or one holding a NUL, too long for the database) is named by its entry,
+    `models[1]`, as an entry that is not a string is and as `prompts[1]` and `filters.licenses[1]` are; one sent as a
+    string is `models`. Before, `field` was `models` for any of them, so a client sending 100 names could not tell which
+    (found by sending each kind of bad entry in a list)."""
+    for bad, says in (("", "non-empty"), ("   ", "non-empty"), ("a\u0000b", "NUL"), ("m" * 600, "longer than")):
+        assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["org/m1", bad]}), 422, "invalid_input",
+                     "models[1]", says=says)
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["org/m1", 5]}), 422, "invalid_input",
+                 "models[1]")
+    err = assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": " "}), 422, "invalid_input", "models")
+    assert "models[0]" not in err["message"], err
+
+
 def test_a_prompt_or_model_that_is_not_a_string_is_said_so(client):
     """`{"prompts": [["x"]]}`, `{"prompts": [1]}` or `{"models": [1]}`: the error names the type sent; before, "must
     be a non-empty string", as if an empty string had been sent."""
@@ -630,6 +679,20 @@ def test_a_prompt_or_model_that_is_not_a_string_is_said_so(client):
     err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "models": [1]}), 422, "invalid_input",
                        "models[0]")
     assert err["message"] == "models[0] must be a model name (a string), not 1", err
+
+
+def test_an_integer_parameter_is_written_in_decimal_digits_alone(client):
+    """An integer query parameter (`limit`, `offset`, `min_evidence`) is decimal digits, as /openapi.json's "integer"
+    and every query serialiser write it: `1_0`, `+5` or ` 5` is the 422 a word is, naming it and quoting the value as
+    sent. Before, Python's own spellings were taken without a word (`?limit=1_0` listed 10 models, `?offset=1_000`
+    skipped 1000; found by sending each parameter spelled otherwise)."""
+    for name, value in (("limit", "1_0"), ("offset", "1_000"), ("min_evidence", "1_0"), ("limit", "+5"), ("limit", " 5"),
+                        ("limit", "5 ")):
+        assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name,
+                     says=f"{name} must be an integer, not {value!r}")
+    assert client.get("/v1/models", params={"limit": "2", "offset": "1", "min_evidence": "0"}).json()["limit"] == 2
+    assert_error(client.get("/v1/models", params={"offset": "-1"}), 422, "invalid_request", "offset",
+                 says="non-negative integer, not -1")
 
 
 def test_a_query_parameter_that_takes_one_value_given_twice_is_refused(client):
@@ -1102,6 +1165,20 @@ def test_a_body_in_a_declared_charset_is_read_in_it_or_the_charset_named(client)
     err = assert_error(client.post("/v1/find", content=body, headers={"content-type": "application/json; charset=ascii"}),
                        400, "invalid_json")
     assert "charset=ascii" in err["message"] and f"0xc3 at byte {body.index(0xc3)}" in err["message"], err
+
+
+def test_a_body_whose_declared_charset_decodes_to_a_lone_surrogate_is_a_400_naming_it(client):
+    """A body in a declared charset whose bytes decode to a lone surrogate (UTF-7's `+2AA-` is U+D800), which no text
+    holds and UTF-8 cannot carry, is the 400 `invalid_json` bytes not of the declared charset are, naming the charset,
+    the code point and where. Before, re-encoding it as UTF-8 raised in the middleware: a 500 `internal_error`
+    (found by sending bodies in every charset a client may declare)."""
+    body = '{"prompt": "+2AA- x", "k": 1}'.encode("ascii")
+    err = assert_error(client.post("/v1/find", content=body,
+                                   headers={"content-type": "application/json; charset=utf-7"}), 400, "invalid_json")
+    assert "charset=utf-7" in err["message"] and "U+D800" in err["message"] and "character 12" in err["message"], err
+    ok = client.post("/v1/find", content='{"prompt": "caf+AOk-", "k": 1}'.encode("ascii"),
+                     headers={"content-type": "application/json; charset=utf-7"})
+    assert ok.status_code == 200 and ok.json()["query"]["k"] == 1, ok.text[:300]
 
 
 def test_a_utf16_or_utf32_body_declaring_no_charset_is_refused_as_not_utf8(client):
@@ -1986,6 +2063,33 @@ def test_every_answer_carries_the_headers_a_public_page_should_send(client):
         assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, (r.request.url, dict(r.headers))
         assert r.headers.get("x-frame-options") == "DENY" and r.headers.get("x-content-type-options") == "nosniff"
         assert r.headers.get("referrer-policy") == "same-origin"
+
+
+def test_a_body_sent_where_no_route_reads_one_gets_the_routes_405_or_404(client):
+    """A body sent with a method or to a path no route reads a body for (`POST /v1/models`, `PUT /v1/find`, `POST
+    /v1/fnd`) is answered as the method or path is, 405 naming the methods the route takes or 404, whatever its size,
+    content-encoding or charset: 413 and 415 are `POST /v1/find`'s, as docs/SERVING.md and /openapi.json say. Before,
+    the body's checks ran before any route was matched, so `POST /v1/models` with a 300 KB body was a 413 and `PUT
+    /v1/find` with `charset=foo` a 415, statuses no route declares for them (found by sending bodies with wrong
+    methods and paths)."""
+    big = b" " * (LIMITS["max_body_bytes"] + 1)
+    sent = ({"content": big, "headers": {"content-type": "application/json"}},
+            {"content": b"{}", "headers": {"content-type": "application/json", "content-encoding": "gzip"}},
+            {"content": b"{}", "headers": {"content-type": "application/json; charset=foo"}},
+            {"content": '{"k": 1}'.encode("utf-16"), "headers": {"content-type": "application/json"}})
+    for kw in sent:
+        for method, path, allow in (("POST", "/v1/models", "GET, HEAD"), ("PUT", "/v1/find", "POST"),
+                                    ("DELETE", "/v1/benchmarks", "GET, HEAD")):
+            r = client.request(method, path, **kw)
+            assert_error(r, 405, "method_not_allowed")
+            assert r.headers["allow"] == allow, (method, path, dict(r.headers))
+        assert_error(client.request("POST", "/v1/fnd", **kw), 404, "not_found", says="no route /v1/fnd")
+        assert_error(client.request("POST", "/v1/find/", **kw), 404, "not_found", says="without the trailing slash")
+    # POST /v1/find keeps them
+    assert_error(client.post("/v1/find", **sent[0]), 413, "body_too_large", "body")
+    assert_error(client.post("/v1/find", **sent[1]), 415, "unsupported_media_type", "content-encoding")
+    assert_error(client.post("/v1/find", **sent[2]), 415, "unsupported_media_type", "content-type")
+    assert_error(client.post("/v1/find", **sent[3]), 400, "invalid_json", says="UTF-16")
 
 
 def test_a_get_is_answered_whatever_its_body_headers_say(client):
