@@ -931,6 +931,9 @@ def test_a_user_the_server_refuses_is_told_what_to_grant_not_to_check_the_url(pg
     for why, message in said.items():
         assert "server is running" not in message and "wrong" not in message, message
     assert "%40" in said[f'password authentication failed for user "{role}"']
+    # the role is named in the ALTER ROLE to run (before: the text `ALTER ROLE {user} PASSWORD` verbatim)
+    assert f'`ALTER ROLE "{role}" PASSWORD' in said[f'password authentication failed for user "{role}"']
+    assert "{user}" not in said[f'password authentication failed for user "{role}"']
     assert "pg_hba.conf" in said[next(w for w in said if "pg_hba" in w)].split(". ", 1)[1]
 
 

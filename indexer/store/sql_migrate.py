@@ -265,7 +265,7 @@ def _missing_hint(url, detail: str) -> str:
                 f"DATABASE \"{u.database}\" TO {user}`), or name a user who may in the URL ({_URL_SETTING})")
     if "password authentication failed" in detail:
         return (f"The server refused the password of {user}: fix it in the URL ({_URL_SETTING}; percent-encoded, "
-                "each '@' as %40: `urllib.parse.quote(password, safe='')`) or set it for the user (`ALTER ROLE {user} PASSWORD '...'`)")
+                f"each '@' as %40: `urllib.parse.quote(password, safe='')`) or set it for the user (`ALTER ROLE {user} PASSWORD '...'`)")
     import re
 
     # the client refused a parameter after the URL's '?' before it reached the server (a typo, a bad value), or the
