@@ -374,9 +374,20 @@ class Ingester:
         if batch.table is not None:
             self._models.update(batch.table.models)
 
+    def _read_stored(self, read, *args):
+        """``read(*args)``, a read of what is stored before a source is read or stored (its revision, the stored local
+        sources), once more on a fresh connection when the database ended the session under it (a restart or failover,
+        ``pg_terminate_backend``), as a source's ingest is; nothing is counted before it returns. Before, the
+        ConnectionLostError left the ingest and failed the pass, even one with nothing new."""
+        try:
+            return read(*args)
+        except ConnectionLostError as exc:
+            log.warning("%s; reading it once more on a fresh connection", exc)
+            return read(*args)
+
     def _quarantine_reason(self, batch: SourceBatch) -> str | None:
         """Why this new revision (read with errors) must not replace the stored one, or None (see QUARANTINE_LOSS)."""
-        known = self.store.get_source(batch.source.location)
+        known = self._read_stored(self.store.get_source, batch.source.location)
         if known is None or not known.n_outcomes or (batch.source.revision is not None
                                                      and known.revision == batch.source.revision):
             return None
@@ -390,7 +401,7 @@ class Ingester:
                 f"anyway with {accept_partial_advice(batch.source.location, self._format)}")
 
     def _unchanged(self, location: str, revision: str | None) -> bool:
-        known = self.store.get_source(location)
+        known = self._read_stored(self.store.get_source, location)
         return known is not None and revision is not None and known.revision == revision
 
     def _refuse_nested(self, infos: list[SourceInfo], path: str) -> None:
@@ -402,7 +413,8 @@ class Ingester:
         mine = [i.location for i in infos if i.location.startswith("/")]
         if not mine:
             return
-        stored = [s.location for s in self.store.list_sources() if s.revision is not None and s.location.startswith("/")]
+        stored = [s.location for s in self._read_stored(self.store.list_sources)
+                  if s.revision is not None and s.location.startswith("/")]
         known = set(stored)
         for loc in mine:
             if loc in known:  # a source stored already (beside another, from before this rule): read as it always was

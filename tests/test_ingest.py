@@ -259,6 +259,45 @@ def test_a_table_whose_session_was_ended_while_its_names_were_checked_is_stored(
         assert s.errors == [] and s.sources == 1 and len(store.load_outcomes().models) == 25, s.errors
 
 
+def test_reads_of_the_stored_sources_whose_session_was_ended_are_read_once_more(pg_url, caplog):
+    """PostgreSQL ending the session while a pass reads what is stored before reading a source (the stored local
+    sources it must not nest in, whether a source is unchanged, what a new revision with errors would lose; a restart,
+    `pg_terminate_backend`): read once more on a fresh connection (a warning says so), each source counted once.
+    Before, found killing sessions under `taskspace index` on PostgreSQL with nothing new: the ConnectionLostError left
+    the ingest and the pass failed ("run aborted: reading from the database failed: terminating connection ...;
+    retry", exit 3)."""
+    import logging
+
+    from sqlalchemy import event
+
+    from indexer.ingest import Ingester
+    from indexer.records import RowError, SourceBatch, SourceInfo
+    from indexer.store.sql import Store
+
+    with Store(pg_url, upgrade=True) as store:
+        assert ingest(str(LM_OUT), store=store, fetch_metadata=False).sources == 4
+        ended: list[str] = []
+
+        def end_session(conn, cursor, statement, *_):  # the first time of each read of the sources table
+            if (statement.lstrip().upper().startswith("SELECT") and "FROM sources" in statement
+                    and statement not in ended):
+                ended.append(statement)
+                cursor.execute("select pg_terminate_backend(pg_backend_pid())")
+
+        event.listen(store.engine, "before_cursor_execute", end_session)
+        with caplog.at_level(logging.WARNING, logger="indexer.ingest"):
+            s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+        assert len(ended) >= 2 and "once more" in caplog.text, (ended, caplog.text)
+        assert s.errors == [] and (s.skipped, s.sources) == (4, 0), s.errors
+        # a new revision read with errors: what it would lose is read once more too (quarantined, not a failed pass)
+        src = store.list_sources()[0]
+        batch = SourceBatch(source=SourceInfo(kind=src.kind, location=src.location, revision="other"),
+                            errors=[RowError(src.location, 1, "bad")])
+        ended.clear()
+        ing = Ingester(store, fetch_metadata=False)
+        assert "quarantined" in ing._quarantine_reason(batch) and ended, ended
+
+
 @pytest.mark.slow
 def test_shared_mmlu_pro_counts(tmp_path, shared_data):
     """The real 371k-cell table into SQLite (PostgreSQL: benchmarks/bench_ingest.py)."""
