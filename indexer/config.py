@@ -18,7 +18,7 @@ from .errors import ConfigError
 #: name -> (default shown in the docs, description). The docs table is generated from this.
 ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_HOME": ("./.taskspace", "Data directory: SQLite file, local Qdrant folder, embedding cache, sources.toml (the sources a pass reads, with their format, limit and reading options: docs/WORKER.md)."),
-    "TASKSPACE_DATABASE_URL": ("sqlite:///$TASKSPACE_HOME/taskspace.db", "SQLAlchemy URL of the SQL store (e.g. postgresql+psycopg://user@host/db; postgresql:// and postgres:// mean psycopg too; its ?connect_timeout=N, in seconds, defaults to 5)."),
+    "TASKSPACE_DATABASE_URL": ("sqlite:///$TASKSPACE_HOME/taskspace.db", "SQLAlchemy URL of the SQL store (e.g. postgresql+psycopg://user@host/db; postgresql:// and postgres:// mean psycopg too; its ?connect_timeout=N, in seconds, defaults to 5; a SQLite URL's ?timeout=N, how long a writer waits for another's lock, to 30)."),
     "TASKSPACE_QDRANT_URL": ("(unset: embedded in $TASKSPACE_HOME/qdrant)", "URL of a Qdrant server; unset uses the embedded engine (TASKSPACE_QDRANT_ENGINE) in a folder, one process at a time."),
     "TASKSPACE_QDRANT_ENGINE": ("edge", "Embedded vector engine: `edge` (Qdrant Edge, Qdrant's own engine in-process: memory-mapped, exact search, payload indexes) or `local` (qdrant-client's pure-Python local mode: loads every point when it opens a collection, filters in Python; slow above about 20,000 points). An index written by one is not read by the other: `taskspace reindex` rebuilds it."),
     "TASKSPACE_QDRANT_API_KEY": ("(unset)", "API key for the Qdrant server."),

@@ -255,13 +255,19 @@ def test_delete_source(store):
     assert store.ingest(batch("/d/a.csv")).outcomes == cells // 2  # can come back
 
 
-def test_sqlite_writer_blocked_too_long_gets_busy_error(tmp_path, monkeypatch):
+@pytest.mark.parametrize("given", ["default", "url"])
+def test_sqlite_writer_blocked_too_long_gets_busy_error(tmp_path, monkeypatch, given):
+    """A writer waits for another's lock for the busy timeout, then a BusyError saying how long: taskspace's (30 s), or
+    the SQLite URL's own `?timeout=N`. Before, found reading make_engine beside the PostgreSQL `connect_timeout` fix:
+    connect_args overrode the URL's timeout with 30 s, and the error said 30 s; a timeout that is not a number of
+    seconds was a ValueError traceback, now a URL error saying so."""
     from indexer.store import sql_migrate
 
     url = f"sqlite:///{tmp_path / 'busy.db'}"
     holder = Store(url, upgrade=True)
-    monkeypatch.setattr(sql_migrate, "SQLITE_BUSY_TIMEOUT_S", 0.3)
-    waiter = Store(url)
+    if given == "default":
+        monkeypatch.setattr(sql_migrate, "SQLITE_BUSY_TIMEOUT_S", 0.3)
+    waiter = Store(url if given == "default" else f"{url}?timeout=0.3")
     conn = sql_migrate.write_connection(holder.engine)
     tx = conn.begin()  # BEGIN IMMEDIATE: holds the write lock
     try:
@@ -273,6 +279,8 @@ def test_sqlite_writer_blocked_too_long_gets_busy_error(tmp_path, monkeypatch):
     assert waiter.ingest(batch("/d/a.csv")).outcomes == len(MODELS) * 20
     holder.close()
     waiter.close()
+    with pytest.raises(StoreError, match=r"\?timeout='abc' is not a number of seconds"):  # before: a traceback
+        Store(f"{url}?timeout=abc")
 
 
 def test_a_password_in_the_database_url_is_never_shown():

@@ -511,7 +511,7 @@ class _Tx:
         if "database is locked" in detail:
             return BusyError(
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
-                f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
+                f"locked for over {migrate.sqlite_busy_timeout(self.engine.url):g} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = (_timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
                 or file_size_limit_note(detail))

@@ -9,6 +9,7 @@ scripts in ``migrations/`` (no ``alembic.ini`` needed).
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 import time
 import zlib
@@ -84,7 +85,11 @@ def make_engine(url: str) -> Engine:
             folder = Path(db).expanduser().resolve().parent
             if not folder.is_dir():
                 raise StoreError(f"the folder of the SQLite database {db} does not exist; create it or {_URL_HELP}")
-        connect_args["timeout"] = SQLITE_BUSY_TIMEOUT_S
+        if "timeout" not in parsed.query:  # the URL's own wins (before: connect_args overrode it with 30 s)
+            connect_args["timeout"] = SQLITE_BUSY_TIMEOUT_S
+        elif not 0 <= sqlite_busy_timeout(parsed, default=-1) < math.inf:  # before: a ValueError traceback
+            raise DatabaseURLError(f"database URL {safe_url(url)}: ?timeout={parsed.query['timeout']!r} is not a number "
+                                   f"of seconds; give one (e.g. ?timeout=60) or leave it out ({SQLITE_BUSY_TIMEOUT_S} s)")
     elif backend == "postgresql":
         if parsed.get_driver_name() not in {"psycopg", "psycopg2"} and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # plain postgresql:// means psycopg 3 here
@@ -102,6 +107,16 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def sqlite_busy_timeout(url, default: float | None = None) -> float:
+    """How long a SQLite connection of ``url`` waits for another's lock, in seconds: the URL's ``?timeout=N``, else
+    SQLITE_BUSY_TIMEOUT_S; ``default`` (SQLITE_BUSY_TIMEOUT_S) when the URL's is not a number."""
+    default = SQLITE_BUSY_TIMEOUT_S if default is None else default
+    try:
+        return float(make_url(str(url)).query.get("timeout", SQLITE_BUSY_TIMEOUT_S))
+    except (ArgumentError, TypeError, ValueError):
+        return default
+
+
 def _sqlite_setup(engine: Engine) -> None:
     """WAL (readers never block the writer; a killed process loses only its uncommitted transaction),
     foreign keys on, and our own BEGIN so a write transaction can take the write lock up front."""
@@ -112,7 +127,7 @@ def _sqlite_setup(engine: Engine) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA foreign_keys=ON")
         if engine.url.database not in (None, "", ":memory:"):
-            _set_wal(cur)
+            _set_wal(cur, sqlite_busy_timeout(engine.url))
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 
@@ -149,12 +164,12 @@ def _end_transaction(dbapi_conn) -> None:
         pass
 
 
-def _set_wal(cur) -> None:
+def _set_wal(cur, timeout: float) -> None:
     """``PRAGMA journal_mode=WAL``, retried while the database is locked. SQLite answers this pragma with
     "database is locked" at once, without its busy timeout, while another connection holds a write lock on a
     database still in rollback-journal mode (several processes opening a new file together); WAL is a property
     of the file, so the retry usually finds it already set by the other process."""
-    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    deadline = time.monotonic() + timeout
     while True:
         try:
             cur.execute("PRAGMA journal_mode=WAL")
