@@ -75,15 +75,19 @@ def mask_url(url: str | None) -> str | None:
 
 
 def mask_secrets(text: str, url: str | None) -> str:
-    """``text`` with the password of ``url`` replaced by ``***`` wherever it appears (e.g. in a client's error)."""
-    from urllib.parse import unquote, urlsplit
+    """``text`` with the secrets of ``url`` (:func:`indexer.store.sql_migrate.url_secrets`: its password, a
+    ``?password=`` / ``sslpassword=`` value) replaced by ``***`` where they stand as such: before a host
+    (``user:SECRET@``) and as a connection parameter (``password=SECRET``, ``sslpassword='SECRET'``), as a client's
+    error may show them. Before, only the password before the host was masked, and wherever its text appeared: a short
+    one (``a``) garbled every word holding it."""
+    import re
 
-    try:
-        password = urlsplit(url).password if url else None
-    except ValueError:
-        password = None
-    for secret in {password, unquote(password)} if password else ():
-        text = text.replace(secret, "***")
+    from .store.sql_migrate import url_secrets
+
+    for secret in sorted(url_secrets(url) if url else (), key=len, reverse=True):
+        s = re.escape(secret)
+        text = re.sub(rf"(?<=:){s}(?=@)", "***", text)
+        text = re.sub(rf"(?i)(\b(?:ssl)?password\s*=\s*['\"]?){s}(?=['\"&\s,;:)]|$)", r"\1***", text)
     return text
 
 

@@ -875,6 +875,23 @@ def test_a_postgres_scheme_url_is_postgresql(pg_url):
     assert status(url)["current"] == status(pg_url)["current"] is not None
 
 
+def test_mask_secrets_masks_a_urls_passwords_where_they_stand_and_nothing_else():
+    """`config.mask_secrets` (what `serve.scrub` masks a message with) hides the URL's password before the host and its
+    `?password=` / `sslpassword=` values, as written or percent-decoded, where they stand (`user:***@`, `password=***`);
+    other text is left as it is. Before, found reading it beside `safe_url`: the query's passwords were shown, and a
+    short password ("a") was replaced wherever its letters appeared, garbling the message."""
+    from indexer.config import mask_secrets
+
+    url = "postgresql+psycopg://u:a@127.0.0.1/db?sslpassword=k3y&password=p%40ss"
+    text = (f"cannot use {url}: password authentication failed for user \"u\"; a value at "
+            "host=127.0.0.1 password='p@ss' sslpassword=k3y")
+    out = mask_secrets(text, url)
+    assert "k3y" not in out and "p%40ss" not in out and "p@ss" not in out, out
+    assert "u:***@127.0.0.1" in out and "password=***&" in out.lower() and "password='***'" in out, out
+    assert 'password authentication failed for user "u"; a value at' in out, out
+    assert mask_secrets("a plain message", "http://admin:a@127.0.0.1:6333") == "a plain message"
+
+
 @pytest.mark.parametrize("userinfo", ["postgres:t0p@s3cr3t", "postgres:t0p@s3@cr3t", "postgres:t0p/x@s3cr3t"])
 def test_a_password_with_an_at_sign_not_percent_encoded_is_named_and_never_shown(userinfo):
     """An '@' in the password left as it is (`postgres:t0p@s3cr3t@host`): the URL parser ends the password at the first

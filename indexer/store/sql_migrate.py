@@ -46,6 +46,26 @@ def safe_url(url) -> str:
 _SECRET_PARAMS = {"password", "sslpassword"}
 
 
+def url_secrets(url) -> set[str]:
+    """The secrets of ``url`` as a message may show them: its password (all of it up to the host, an '@' in it not
+    percent-encoded included) and the values of its query's password parameters (:data:`_SECRET_PARAMS`, which
+    :func:`safe_url` masks), each as written and percent-decoded."""
+    from urllib.parse import quote, unquote, urlsplit
+
+    try:
+        found = [urlsplit(str(url)).password]
+    except ValueError:
+        found = []
+    try:
+        query = make_url(str(url)).query
+    except Exception:  # noqa: BLE001 - a URL that cannot be parsed has no query to read
+        query = {}
+    for key, value in query.items():
+        if key.lower() in _SECRET_PARAMS:
+            found.extend([value] if isinstance(value, str) else value)
+    return {form for secret in found if secret for form in (secret, unquote(secret), quote(unquote(secret), safe=""))}
+
+
 def _without_userinfo_in_host(u):
     """``u`` with what its parser took for the host before an '@' masked as the password: an '@' of the password (or
     user) not percent-encoded ends the password there, and the rest of it was shown as the host."""
