@@ -182,6 +182,25 @@ def test_a_transposed_matrix_is_one_error_saying_to_transpose_it(tmp_path, ext, 
         assert e.message.startswith("missing column(s) model, correct|score"), e
 
 
+def test_a_wide_matrix_is_read_in_one_call_per_type_of_column_with_the_outcomes_of_its_long_form(tmp_path, monkeypatch):
+    """A matrix block's cells are read at once per type of column (before, one add_long per prompt column: 21 s of
+    CPU for 30 models x 20,000 prompts); what is stored, and each bad cell's error, is what the long form gives."""
+    from indexer.sources import tables
+
+    calls = []
+    add_long = tables._Builder.add_long
+    monkeypatch.setattr(tables._Builder, "add_long", lambda self, *a, **k: (calls.append(1), add_long(self, *a, **k)))
+    write_prompts(tmp_path)
+    pq.write_table(pa.table({"model": ["m1", "m2", "m3"], "p1": [1.0, 0.5, 0.0], "p2": [0, None, 1],
+                             "p3": ["yes", "x", "no"], "p4": [None, 1, 0]}), tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path / "matrix.parquet")
+    assert len(calls) == 3  # p1 double, p2 and p4 int64 (together), p3 text; before, 4 (one per column)
+    got = sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes())
+    assert got == [("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m1", "p3", 1.0), ("m2", "p1", 0.5), ("m2", "p4", 1.0),
+                   ("m3", "p1", 0.0), ("m3", "p2", 1.0), ("m3", "p3", 0.0), ("m3", "p4", 0.0)]
+    assert ["'x'" in e.message for e in batch.errors] == [True]
+
+
 def test_matrix_form_parquet_with_bad_cells(tmp_path):
     write_prompts(tmp_path)
     pq.write_table(pa.table({"model": ["m1", "m2"], "p1": [1.0, 2.0], "p9": [1.0, None]}), tmp_path / "matrix.parquet")
