@@ -1208,6 +1208,19 @@ def test_a_json_lines_row_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     assert batch.table.models == ["m2"] and batch.table.texts == ['Say "a": b?']
 
 
+@pytest.mark.parametrize("name", ["outcomes.csv", "prompts.csv"])
+def test_a_dos_end_of_file_byte_on_the_last_line_is_no_row(tmp_path, name):
+    """A CSV ending with the DOS end-of-file byte (\\x1a, Ctrl-Z) on its own line, as old DOS/Windows tools append it,
+    reads as without it (as a blank line); before, "malformed CSV row: 1 fields, the header has 3" at that line."""
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\r\np1,b,t\r\np2,b,u\r\n")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\r\nm1,p1,1\r\nm1,p2,0\r\n")
+    with open(tmp_path / name, "a", newline="") as f:
+        f.write("\x1a")
+    batch = read_source(tmp_path)
+    assert batch.errors == []
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0), ("m1", "p2", 0.0)]
+
+
 @pytest.mark.parametrize("sep", [",", "\t"])
 def test_rows_of_empty_cells_a_spreadsheet_export_leaves_are_blank_lines(tmp_path, sep):
     """A CSV/TSV export from a spreadsheet holds rows of empty cells (`,,` after the data, `,,,,` where a formatted but
