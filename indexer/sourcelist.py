@@ -336,7 +336,11 @@ def validate(source: SourceSpec, *, empty_ok: bool = True) -> SourceSpec:
     except IndexerError as exc:
         later = (f"; to configure a folder that results will land in later, run `taskspace sources add {spec}`"
                  if not empty_ok and Path(spec).is_dir() and empty_folder(Path(spec)) else "")
-        raise ConfigError(f"{where}: {getattr(exc, 'message', None) or exc}{later}; nothing was saved") from None
+        said = getattr(exc, "message", None) or str(exc)
+        file = getattr(exc, "file", None)  # a file in the source (its `outcomes.csv.zst`): named, the source's path not
+        if file is not None and Path(file) != Path(spec):  # twice (before, the file was not named: "source 'v':
+            said = str(exc)  # compressed with zstd ...")
+        raise ConfigError(f"{where}: {said}{later}; nothing was saved") from None
     if "metric" in options:  # one canonical form (a key alone stays a string), so one read compares equal
         from .sources.scoring import metric_value_text
 

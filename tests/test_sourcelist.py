@@ -111,6 +111,19 @@ def test_a_bad_source_is_refused_before_saving(tmp_path, spec, fmt, match):
     assert path.read_text() == before
 
 
+def test_a_source_refused_for_a_file_in_it_names_that_file(tmp_path):
+    """A table folder whose outcomes file is compressed with zstd: the refusal names the file (before, "source 'v':
+    compressed with zstd ...", the file only by its name in the advice)."""
+    folder = tmp_path / "v"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "t"}\n')
+    (folder / "outcomes.csv.zst").write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(ConfigError) as info:
+        sourcelist.add(tmp_path / "home" / "sources.toml", [SourceSpec(str(folder))])
+    assert str(info.value).startswith(f"source {str(folder)!r}: {folder / 'outcomes.csv.zst'}: compressed with zstd")
+    assert "nothing was saved" in str(info.value)
+
+
 def _one_prompt_source_and_cli(tmp_path):
     """(a table source folder of one prompt and one outcome, ``ts(*args)``: the CLI run in a fresh home under
     ``tmp_path``)."""

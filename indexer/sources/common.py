@@ -422,6 +422,10 @@ def add_read_failure(errors: ErrorLog, fname: str, line: int | None, exc: BaseEx
 #: does hold it keeps its lone CR, read as before), given back as ``\r`` in the fields: see :class:`_Lines`
 _LONE_CR = "\ufdd0"
 
+#: the DOS end-of-file byte (Ctrl-Z), which old DOS/Windows tools write at a file's end: a CSV line of it alone is no
+#: row (:class:`CsvRecords`)
+DOS_EOF = "\x1a"
+
 #: what a malformed CSV row holding a lone carriage return is told (its field count broke there: a file mixing line
 #: ends, `\r` after some rows and `\n` after others)
 _LONE_CR_SAID = ("the line holds a carriage return (\\r) not followed by a line feed, which ends no line in a file whose "
@@ -637,6 +641,8 @@ class CsvRecords:
                 continue
             if not any(f.strip() for f in rec):  # empty cells only (`,,`: a spreadsheet's export), of any count: no
                 continue  # row, a blank line (before, "missing model" / "missing field(s) ..." and exit 1)
+            if rec == [DOS_EOF]:  # a line of the DOS end-of-file byte alone (old DOS/Windows tools end a file so): no
+                continue  # row, as many tools read it (before, "malformed CSV row: 1 fields, the header has 3")
             if self.n_fields is None or len(rec) == self.n_fields:
                 yield line, rec
                 continue

@@ -934,19 +934,23 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
     models, named = cols[model_col], np.ones(len(lines), dtype=bool)
     if _is_binary(models.type):  # decoded once, its rows that are not UTF-8 said once (not once per prompt column)
         models = _decoded(models, lines, named, "model", fname, errors)
+    # the cells of the block's prompt columns, column after column, read at once per type of column (a wide matrix:
+    # before, one add_long per column, ~1 ms each: 14 s of CPU for 30 models x 20,000 prompts)
+    groups: dict[str, list] = {}
     for name in names:
-        if name == model_col:
-            continue
-        col = cols[name]
-        if isinstance(col, pa.ChunkedArray):
-            col = col.combine_chunks()
-        present = ~_blank_to_null(col).is_null().to_numpy(zero_copy_only=False) & named
+        if name != model_col:
+            groups.setdefault(str(cols[name].type), []).append(name)
+    n = len(lines)
+    for group in groups.values():
+        cells = pa.concat_arrays([_whole(cols[name]) for name in group])
+        present = ~_blank_to_null(cells).is_null().to_numpy(zero_copy_only=False) & np.tile(named, len(group))
         if not present.any():
             continue  # an empty cell is unobserved
-        mask = pa.array(present)
-        idx = np.flatnonzero(present)
-        builder.add_long(models.filter(mask), pa.array([name] * len(idx), type=pa.string()),
-                         col.filter(mask), lines[idx], "score", matrix=True)
+        at = np.flatnonzero(present)
+        row = at % n
+        ids = np.array(group, dtype=object)[at // n]
+        builder.add_long(models.take(pa.array(row)), pa.array(ids, type=pa.string()), cells.filter(pa.array(present)),
+                         lines[row], "score", matrix=True)
 
 
 def _blank_to_null(col):
