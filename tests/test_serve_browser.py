@@ -1803,6 +1803,23 @@ def test_a_box_of_commas_alone_names_no_model_to_compare_nor_license(page_server
         assert failures == []
 
 
+def test_a_shared_url_without_a_task_nor_a_benchmark_says_what_to_give(page_server):
+    """A URL carrying a search's settings and neither a task nor a benchmark (`?models=a,b`, shared before the task was
+    typed) fills the form and says "type a task or pick a benchmark"; before, the page said nothing at all. The page
+    opened bare (`/`) still stays quiet."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?models=m0,m1")
+        expect(status).to_have_text("type a task or pick a benchmark")
+        expect(page.locator("#models")).to_have_value("m0,m1")
+        page.goto(page_server + "/")
+        page.wait_for_timeout(200)  # the bare page's search returns at once: nothing is said later either
+        expect(status).to_have_text("")
+        assert failures == []
+
+
 def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_server, tmp_path):
     """Compare mode (`?models=`) of a model whose results were ingested but not yet indexed (`taskspace ingest`
     without `taskspace index`), no filter given: the page says none of the listed models is ranked and that this one

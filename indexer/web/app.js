@@ -588,8 +588,10 @@ async function runSearch(p, asked = false, attempt = 0) {
     $("status").className = "";
     $("status").removeAttribute("title");
     $("status").textContent = "";
-    // set after a moment: a live region announces a change, so the same words again are said again
-    if (asked) setTimeout(() => { if (!$("status").textContent) $("status").textContent = EMPTY; }, 50);
+    // set after a moment: a live region announces a change, so the same words again are said again. Said for a search
+    // submitted, and for a URL that carries one's settings (a shared `?models=a,b`: before, nothing at all); a page
+    // opened bare stays quiet
+    if (asked || [...p.keys()].length) setTimeout(() => { if (!$("status").textContent) $("status").textContent = EMPTY; }, 50);
     return;
   }
   $("status").className = "";
