@@ -1820,6 +1820,24 @@ def test_a_shared_url_without_a_task_nor_a_benchmark_says_what_to_give(page_serv
         assert failures == []
 
 
+def test_an_offset_in_the_url_that_is_no_rank_says_find_models_starts_again(page_server):
+    """A hand-made `?offset=` that is no rank to start from (-5, 3.5, abc) is said as the URL's, no form field holding
+    it, with what to do: "Find models" searches again from the first page, which it does. Before, "offset must be a
+    non-negative integer" (or "offset: not a number"), naming a field the page does not have."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        for bad in ("-5", "3.5", "abc"):
+            page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&offset=" + bad)
+            expect(status).to_have_text(f'error: the URL\'s offset "{bad}" is not a rank to start from (a whole '
+                                        'number, 0 or more): "Find models" searches again from the first page')
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert "offset" not in page.url
+        assert failures == []
+
+
 def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_server, tmp_path):
     """Compare mode (`?models=`) of a model whose results were ingested but not yet indexed (`taskspace ingest`
     without `taskspace index`), no filter given: the page says none of the listed models is ranked and that this one

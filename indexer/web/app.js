@@ -265,7 +265,13 @@ function findBody(p) {
   body.k = given(p, "k") ? number(p, "k") : 10;
   // a page of the ranking past the first (the pager's links, a shared or reloaded URL): ranks offset + 1 to offset + k,
   // as POST /v1/find pages (before, ?offset= was ignored and the page showed only the best k)
-  if (given(p, "offset")) body.offset = number(p, "offset");
+  // one that is no rank (-5, 3.5, abc, made by hand) is the URL's, no field holds it: said with what to do (before: the
+  // API's "offset must be a non-negative integer", or "offset: not a number", naming a field the page does not have)
+  if (given(p, "offset")) {
+    const v = p.get("offset").trim();
+    if (!/^\d+$/.test(v)) throw new Error(`the URL's offset ${JSON.stringify(p.get("offset"))} is not a rank to start from (a whole number, 0 or more): "Find models" searches again from the first page`);
+    body.offset = Number(v);
+  }
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("space")) body.space = p.get("space");
