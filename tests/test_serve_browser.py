@@ -1838,6 +1838,30 @@ def test_an_offset_in_the_url_that_is_no_rank_says_find_models_starts_again(page
         assert failures == []
 
 
+def test_back_and_forward_show_filters_and_knobs_as_each_urls_search_does(page_server):
+    """Back from a search with a filter to one without closes "Filters and knobs", as that URL opened afresh shows it;
+    Forward opens it again. Before, the panel stayed open on Back (paramsToForm only ever opened it)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status, panel = page.locator("#status"), page.locator("#options")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(panel).not_to_have_attribute("open", "")
+        page.click("#options summary")
+        page.fill("#licenses", "mit")
+        page.click("#go")
+        expect(page).to_have_url(re.compile(r"license=mit"))
+        expect(status).to_contain_text("ranked")
+        page.go_back()
+        expect(page.locator("#licenses")).to_have_value("")
+        expect(panel).not_to_have_attribute("open", "")
+        page.go_forward()
+        expect(page.locator("#licenses")).to_have_value("mit")
+        expect(panel).to_have_attribute("open", "")
+        assert failures == []
+
+
 def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_server, tmp_path):
     """Compare mode (`?models=`) of a model whose results were ingested but not yet indexed (`taskspace ingest`
     without `taskspace index`), no filter given: the page says none of the listed models is ranked and that this one

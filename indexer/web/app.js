@@ -230,7 +230,8 @@ function paramsToForm(p) {
   for (const f of FLAGS) $(f).checked = flag(p.get(f)) === true;
   const hasFilters = ["license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on", "models", "prefer_smaller", "rank",
                       ...FLAGS].some((f) => p.has(f)) || (p.get("k") && p.get("k") !== "10");
-  if (hasFilters) $("options").open = true;
+  // shown as this URL's search shows it: Back to a search without filters closes it (before: it stayed open)
+  $("options").open = Boolean(hasFilters);
 }
 
 // a numeric URL parameter as a number; one that is not a number is an error naming it (before, parseInt's NaN went
