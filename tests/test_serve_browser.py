@@ -1862,6 +1862,26 @@ def test_back_and_forward_show_filters_and_knobs_as_each_urls_search_does(page_s
         assert failures == []
 
 
+def test_a_model_url_typed_with_a_plus_finds_the_model_named_with_it(page_server, tmp_path):
+    """`/?model=org/a+b` typed by hand: a URL's '+' is read as a space, and "org/a b" is no model; the page then looks
+    up the '+' form, finds org/a+b and writes its URL encoded. Before, "unknown model 'org/a b'"."""
+    from playwright.sync_api import expect
+
+    from helpers import write_table
+    from indexer.ingest import ingest
+
+    write_table(tmp_path / "more", "alpha", {"org/a+b": [1] * 16}, 16)
+    ingest(str(tmp_path / "more"), fetch_metadata=False)
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?model=org/a+b")
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")  # its page (no vector: 0 of them)
+        expect(page.locator("#model-title")).to_have_text("org/a+b")
+        assert "model=org%2Fa%2Bb" in page.url, page.url
+        page.goto(page_server + "/?model=org/zz+yy")  # neither form: named as typed
+        expect(page.locator("#model-meta")).to_contain_text("error: unknown model 'org/zz+yy'")
+        assert failures == []
+
+
 def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_server, tmp_path):
     """Compare mode (`?models=`) of a model whose results were ingested but not yet indexed (`taskspace ingest`
     without `taskspace index`), no filter given: the page says none of the listed models is ranked and that this one

@@ -155,6 +155,7 @@ async function api(path, options) {
   if (!res.ok) {
     const err = new Error(errorText(body.error || {}, res.status));
     err.field = (body.error || {}).field || null;  // the field it names, marked in the form (markInvalid)
+    err.status = res.status;
     // a 503's Retry-After: the whole seconds the server expects it to last (a pass publishing the benchmark or index
     // asked for, an encoder's next load); absent where it does not know (docs/SERVING.md "Errors")
     if (res.status === 503) {
@@ -636,7 +637,15 @@ function clearModelTables() {
   $("changed-note").hidden = true;
 }
 
-async function showModel(id, space, attempt = 0) {
+// a URL parameter as written, its '+' kept (URLSearchParams reads it as a space), when that differs: `?model=a+b` typed
+// by hand means the model a+b where no model "a b" exists
+function plusForm(name) {
+  const raw = location.search.slice(1).split("&").find((kv) => kv.split("=")[0] === name);
+  if (!raw || !raw.includes("+")) return null;
+  try { return decodeURIComponent(raw.slice(name.length + 1)); } catch (err) { return null; }
+}
+
+async function showModel(id, space, attempt = 0, alt = null) {
   const mine = ++view;
   $("results").hidden = true;
   $("search").hidden = true;
@@ -682,6 +691,10 @@ async function showModel(id, space, attempt = 0) {
     $("model-tables").hidden = false;
   } catch (err) {
     if (mine !== view) return;
+    if (alt && err.status === 404 && err.field === "model") {  // no model "a b": the '+' form, its URL written encoded
+      history.replaceState(history.state, "", modelPage(alt, space));
+      return showModel(alt, space);
+    }
     clearModelTables();
     $("model-meta").classList.add("error");  // in the error colour, as the search's (before: grey, as its metadata)
     $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
@@ -697,7 +710,7 @@ function route() {
   const p = new URLSearchParams(location.search);
   if (p.get("model")) {
     $("back").href = (history.state && history.state.back) || "/";
-    return showModel(p.get("model"), p.get("space"));
+    return showModel(p.get("model"), p.get("space"), 0, plusForm("model"));
   }
   $("search").hidden = false;
   paramsToForm(p);
