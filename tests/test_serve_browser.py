@@ -678,7 +678,8 @@ def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server
 
 def test_the_notes_name_filters_by_the_forms_words(page_server):
     """The notes above the results name each filter by the form's words ("max parameters excluded 2", "open weights
-    only excluded 1", "1 without the metadata max parameters needs"); before, the API's field names ("max_params
+    only excluded 1", "max parameters excluded 2 (1 without the metadata it needs)": one note, as the CLI's line, where
+    before a second said "1 without the metadata max parameters needs" of the same models); before, the API's field names ("max_params
     excluded 2", "open_only ..."), and "Measured on benchmark" was "benchmark excluded N", which beside a benchmark
     picked as the task read as that benchmark having excluded them. With prefer smaller or rank by lower bound, the
     order is said, and the models of no known size are said to be charged as 100B, as the CLI says."""
@@ -688,8 +689,11 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
         page.goto(page_server + "/?benchmark=alpha&max_params=10B&open_only=1")
         expect(page.locator("#status")).to_contain_text("ranked for benchmark alpha")
         notes = page.locator("#notes").inner_text().split(" · ")
-        assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
-        assert "1 without the metadata max parameters needs" in notes, notes
+        assert "open weights only excluded 1 (1 without the metadata it needs)" in notes, notes
+        # the models a filter excluded for want of its metadata said in its note, as the CLI's line (before: a second
+        # note, "1 without the metadata max parameters needs", of the same models)
+        assert "max parameters excluded 2 (1 without the metadata it needs)" in notes, notes
+        assert not any(n.endswith("needs") for n in notes), notes
         assert not any("max_params" in n or "open_only" in n for n in notes), notes
         # prefer smaller: the order said, and the model of no known size said to be charged as 100B, as the CLI says
         # (before: no word of the order, and "1 without the metadata prefer smaller needs", read as filtered out)

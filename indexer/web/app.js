@@ -447,7 +447,12 @@ function renderResults(data, askedSpace) {
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
   const label = (f) => FILTER_LABELS[f] || f;
-  for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${label(f)} excluded ${count(n)}`);
+  // the models a filter excluded for want of its metadata, said in its note as the CLI's line (before: a second note
+  // of the same models, "N without the metadata licenses needs")
+  const excluded = data.excluded || {}, missing = data.missing_metadata || {};
+  for (const [f, n] of Object.entries(excluded)) {
+    if (n) notes.push(`${label(f)} excluded ${count(n)}` + (missing[f] ? ` (${count(missing[f])} without the metadata it needs)` : ""));
+  }
   // what the order is when it is not the probability's, and what prefer smaller did to a model of no known size (it
   // is ranked, charged as 100B: indexer.find.UNKNOWN_PARAMS), as the CLI says under its table; before, nothing of the
   // first, and "N without the metadata prefer smaller needs", as if they had been filtered out
@@ -460,8 +465,8 @@ function renderResults(data, askedSpace) {
                (q.prefer_smaller > 0 ? ` − ${q.prefer_smaller} × log10(parameters)` : "") +
                (q.rank === "lcb" ? "" : " (the probability rises with the score)"));
   }
-  for (const [f, n] of Object.entries(data.missing_metadata || {})) {
-    if (n) notes.push(f === "prefer_smaller" ? `${count(n)} without a parameter count charged as 100B by prefer smaller`
+  for (const [f, n] of Object.entries(missing)) {
+    if (n && !excluded[f]) notes.push(f === "prefer_smaller" ? `${count(n)} without a parameter count charged as 100B by prefer smaller`
                                              : `${count(n)} without the metadata ${label(f)} needs`);
   }
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
