@@ -432,13 +432,17 @@ class Service:
         """A second stop signal: :meth:`stop_worker` stops waiting for the worker's current item."""
         self.abandoned.set()
 
+    def worker_running(self) -> bool:
+        """Whether this server's indexing worker thread runs (``--worker-every``, started and not stopped)."""
+        return bool(self.worker_schedule) and self._thread is not None and self._thread.is_alive()
+
     def publish_eta(self) -> float | None:
         """Seconds until this server's worker is expected to have published a new index, or None when that is not
         known (no worker, its thread stopped; a running pass already longer than the passes before it, or the first).
         A running pass: the longest of the recent passes that finished, less the time it has run; a worker waiting:
         until its next pass starts (:attr:`indexer.worker.Worker.next_at`, exact) plus that estimate of its length."""
         worker = self.worker
-        if not self.worker_schedule or worker is None or self._thread is None or not self._thread.is_alive():
+        if worker is None or not self.worker_running():
             return None
         longest = max((p["seconds"] for p in self.passes if p.get("status") in ("ok", "partial")), default=None)
         if self.pass_running:
@@ -789,13 +793,19 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         indexing = isinstance(exc, errors.NotFoundError) and svc.INDEXING in message
         if indexing:
             status = 503  # being indexed by this server's running pass: there once it publishes, not unknown
+        # an empty index this server's running worker fills: a wait for its pass, asked again (before: a 404, which
+        # the page took for an answer and kept until reloaded while the worker published the index)
+        building = (isinstance(exc, errors.NotFoundError) and svc.worker_running()
+                    and svc.empty_index() in message)
+        if building:
+            status = 503
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
         retry = None
         if status == 503:
             # how long is known: an encoder load that failed is tried again after RETRY_FAILED_LOAD_SECONDS; a benchmark
             # or an index this server's worker publishes, when its pass is expected to end (else nothing is said)
             retry = _retry_after(exc)
-            if retry is None and (indexing or (isinstance(exc, errors.IndexMissingError)
+            if retry is None and (indexing or building or (isinstance(exc, errors.IndexMissingError)
                                                and "next indexing pass" in str(exc))):
                 retry = svc.publish_eta()
         return answer(status, code, message, field, retry_after=retry)

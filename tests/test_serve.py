@@ -1271,6 +1271,29 @@ def test_an_empty_index_is_answered_with_advice_that_works_beside_this_server(en
             assert c.get("/readyz").json()["checks"]["index"]["detail"] == err["message"]
 
 
+def test_an_empty_index_its_running_worker_fills_is_a_503_asked_again(encoder):
+    """`serve --worker-every` on an empty index: a query is a 503 saying the worker has indexed no model yet, with
+    Retry-After (its next pass plus the last one's length), so a client (the page) asks again and gets the index once
+    the worker publishes it. Before, a 404, which the page kept until it was reloaded (found walking the page)."""
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="6s", store=store, vectors=vectors, encoder=encoder)
+        with TestClient(create_app(svc)) as c:
+            svc.start_worker()
+            try:
+                deadline = time.monotonic() + 60  # its first pass (no source) over, the worker waiting for the next
+                while svc.worker.next_at is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                for r in (c.post("/v1/find", json={"prompts": [PROMPT]}), c.get("/v1/models")):
+                    assert_error(r, 503, "unavailable", says="this server's indexing worker (6s) has indexed no model")
+                    # at most the next pass's start (6 s away) plus the first pass's length
+                    assert 1 <= int(r.headers["retry-after"]) <= math.ceil(6 + svc.passes[0]["seconds"]), r.headers
+            finally:
+                svc.stop_worker()
+
+
 @pytest.mark.parametrize("removed", ["qdrant", "benchmarks"])
 def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, removed):
     """The embedded index's folder (or one kind's) removed by hand under a running server: before, /readyz answered

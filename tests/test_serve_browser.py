@@ -678,7 +678,8 @@ def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server
 
 def test_the_notes_name_filters_by_the_forms_words(page_server):
     """The notes above the results name each filter by the form's words ("max parameters excluded 2", "open weights
-    only excluded 1", "1 without the metadata max parameters needs"); before, the API's field names ("max_params
+    only excluded 1", "max parameters excluded 2 (1 without the metadata it needs)": one note, as the CLI's line, where
+    before a second said "1 without the metadata max parameters needs" of the same models); before, the API's field names ("max_params
     excluded 2", "open_only ..."), and "Measured on benchmark" was "benchmark excluded N", which beside a benchmark
     picked as the task read as that benchmark having excluded them. With prefer smaller or rank by lower bound, the
     order is said, and the models of no known size are said to be charged as 100B, as the CLI says."""
@@ -688,8 +689,11 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
         page.goto(page_server + "/?benchmark=alpha&max_params=10B&open_only=1")
         expect(page.locator("#status")).to_contain_text("ranked for benchmark alpha")
         notes = page.locator("#notes").inner_text().split(" · ")
-        assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
-        assert "1 without the metadata max parameters needs" in notes, notes
+        assert "open weights only excluded 1 (1 without the metadata it needs)" in notes, notes
+        # the models a filter excluded for want of its metadata said in its note, as the CLI's line (before: a second
+        # note, "1 without the metadata max parameters needs", of the same models)
+        assert "max parameters excluded 2 (1 without the metadata it needs)" in notes, notes
+        assert not any(n.endswith("needs") for n in notes), notes
         assert not any("max_params" in n or "open_only" in n for n in notes), notes
         # prefer smaller: the order said, and the model of no known size said to be charged as 100B, as the CLI says
         # (before: no word of the order, and "1 without the metadata prefer smaller needs", read as filtered out)
@@ -1800,6 +1804,85 @@ def test_a_box_of_commas_alone_names_no_model_to_compare_nor_license(page_server
             page.fill(f"#{box}", "")
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=%2C")
         expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert failures == []
+
+
+def test_a_shared_url_without_a_task_nor_a_benchmark_says_what_to_give(page_server):
+    """A URL carrying a search's settings and neither a task nor a benchmark (`?models=a,b`, shared before the task was
+    typed) fills the form and says "type a task or pick a benchmark"; before, the page said nothing at all. The page
+    opened bare (`/`) still stays quiet."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?models=m0,m1")
+        expect(status).to_have_text("type a task or pick a benchmark")
+        expect(page.locator("#models")).to_have_value("m0,m1")
+        page.goto(page_server + "/")
+        page.wait_for_timeout(200)  # the bare page's search returns at once: nothing is said later either
+        expect(status).to_have_text("")
+        assert failures == []
+
+
+def test_an_offset_in_the_url_that_is_no_rank_says_find_models_starts_again(page_server):
+    """A hand-made `?offset=` that is no rank to start from (-5, 3.5, abc) is said as the URL's, no form field holding
+    it, with what to do: "Find models" searches again from the first page, which it does. Before, "offset must be a
+    non-negative integer" (or "offset: not a number"), naming a field the page does not have."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        for bad in ("-5", "3.5", "abc"):
+            page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&offset=" + bad)
+            expect(status).to_have_text(f'error: the URL\'s offset "{bad}" is not a rank to start from (a whole '
+                                        'number, 0 or more): "Find models" searches again from the first page')
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert "offset" not in page.url
+        assert failures == []
+
+
+def test_back_and_forward_show_filters_and_knobs_as_each_urls_search_does(page_server):
+    """Back from a search with a filter to one without closes "Filters and knobs", as that URL opened afresh shows it;
+    Forward opens it again. Before, the panel stayed open on Back (paramsToForm only ever opened it)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status, panel = page.locator("#status"), page.locator("#options")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(panel).not_to_have_attribute("open", "")
+        page.click("#options summary")
+        page.fill("#licenses", "mit")
+        page.click("#go")
+        expect(page).to_have_url(re.compile(r"license=mit"))
+        expect(status).to_contain_text("ranked")
+        page.go_back()
+        expect(page.locator("#licenses")).to_have_value("")
+        expect(panel).not_to_have_attribute("open", "")
+        page.go_forward()
+        expect(page.locator("#licenses")).to_have_value("mit")
+        expect(panel).to_have_attribute("open", "")
+        assert failures == []
+
+
+def test_a_model_url_typed_with_a_plus_finds_the_model_named_with_it(page_server, tmp_path):
+    """`/?model=org/a+b` typed by hand: a URL's '+' is read as a space, and "org/a b" is no model; the page then looks
+    up the '+' form, finds org/a+b and writes its URL encoded. Before, "unknown model 'org/a b'"."""
+    from playwright.sync_api import expect
+
+    from helpers import write_table
+    from indexer.ingest import ingest
+
+    write_table(tmp_path / "more", "alpha", {"org/a+b": [1] * 16}, 16)
+    ingest(str(tmp_path / "more"), fetch_metadata=False)
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?model=org/a+b")
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")  # its page (no vector: 0 of them)
+        expect(page.locator("#model-title")).to_have_text("org/a+b")
+        assert "model=org%2Fa%2Bb" in page.url, page.url
+        page.goto(page_server + "/?model=org/zz+yy")  # neither form: named as typed
+        expect(page.locator("#model-meta")).to_contain_text("error: unknown model 'org/zz+yy'")
         assert failures == []
 
 

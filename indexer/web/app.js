@@ -155,6 +155,7 @@ async function api(path, options) {
   if (!res.ok) {
     const err = new Error(errorText(body.error || {}, res.status));
     err.field = (body.error || {}).field || null;  // the field it names, marked in the form (markInvalid)
+    err.status = res.status;
     // a 503's Retry-After: the whole seconds the server expects it to last (a pass publishing the benchmark or index
     // asked for, an encoder's next load); absent where it does not know (docs/SERVING.md "Errors")
     if (res.status === 503) {
@@ -230,7 +231,8 @@ function paramsToForm(p) {
   for (const f of FLAGS) $(f).checked = flag(p.get(f)) === true;
   const hasFilters = ["license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on", "models", "prefer_smaller", "rank",
                       ...FLAGS].some((f) => p.has(f)) || (p.get("k") && p.get("k") !== "10");
-  if (hasFilters) $("options").open = true;
+  // shown as this URL's search shows it: Back to a search without filters closes it (before: it stayed open)
+  $("options").open = Boolean(hasFilters);
 }
 
 // a numeric URL parameter as a number; one that is not a number is an error naming it (before, parseInt's NaN went
@@ -265,7 +267,13 @@ function findBody(p) {
   body.k = given(p, "k") ? number(p, "k") : 10;
   // a page of the ranking past the first (the pager's links, a shared or reloaded URL): ranks offset + 1 to offset + k,
   // as POST /v1/find pages (before, ?offset= was ignored and the page showed only the best k)
-  if (given(p, "offset")) body.offset = number(p, "offset");
+  // one that is no rank (-5, 3.5, abc, made by hand) is the URL's, no field holds it: said with what to do (before: the
+  // API's "offset must be a non-negative integer", or "offset: not a number", naming a field the page does not have)
+  if (given(p, "offset")) {
+    const v = p.get("offset").trim();
+    if (!/^\d+$/.test(v)) throw new Error(`the URL's offset ${JSON.stringify(p.get("offset"))} is not a rank to start from (a whole number, 0 or more): "Find models" searches again from the first page`);
+    body.offset = Number(v);
+  }
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("space")) body.space = p.get("space");
@@ -439,7 +447,12 @@ function renderResults(data, askedSpace) {
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
   const label = (f) => FILTER_LABELS[f] || f;
-  for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${label(f)} excluded ${count(n)}`);
+  // the models a filter excluded for want of its metadata, said in its note as the CLI's line (before: a second note
+  // of the same models, "N without the metadata licenses needs")
+  const excluded = data.excluded || {}, missing = data.missing_metadata || {};
+  for (const [f, n] of Object.entries(excluded)) {
+    if (n) notes.push(`${label(f)} excluded ${count(n)}` + (missing[f] ? ` (${count(missing[f])} without the metadata it needs)` : ""));
+  }
   // what the order is when it is not the probability's, and what prefer smaller did to a model of no known size (it
   // is ranked, charged as 100B: indexer.find.UNKNOWN_PARAMS), as the CLI says under its table; before, nothing of the
   // first, and "N without the metadata prefer smaller needs", as if they had been filtered out
@@ -452,8 +465,8 @@ function renderResults(data, askedSpace) {
                (q.prefer_smaller > 0 ? ` − ${q.prefer_smaller} × log10(parameters)` : "") +
                (q.rank === "lcb" ? "" : " (the probability rises with the score)"));
   }
-  for (const [f, n] of Object.entries(data.missing_metadata || {})) {
-    if (n) notes.push(f === "prefer_smaller" ? `${count(n)} without a parameter count charged as 100B by prefer smaller`
+  for (const [f, n] of Object.entries(missing)) {
+    if (n && !excluded[f]) notes.push(f === "prefer_smaller" ? `${count(n)} without a parameter count charged as 100B by prefer smaller`
                                              : `${count(n)} without the metadata ${label(f)} needs`);
   }
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
@@ -588,8 +601,10 @@ async function runSearch(p, asked = false, attempt = 0) {
     $("status").className = "";
     $("status").removeAttribute("title");
     $("status").textContent = "";
-    // set after a moment: a live region announces a change, so the same words again are said again
-    if (asked) setTimeout(() => { if (!$("status").textContent) $("status").textContent = EMPTY; }, 50);
+    // set after a moment: a live region announces a change, so the same words again are said again. Said for a search
+    // submitted, and for a URL that carries one's settings (a shared `?models=a,b`: before, nothing at all); a page
+    // opened bare stays quiet
+    if (asked || [...p.keys()].length) setTimeout(() => { if (!$("status").textContent) $("status").textContent = EMPTY; }, 50);
     return;
   }
   $("status").className = "";
@@ -627,7 +642,15 @@ function clearModelTables() {
   $("changed-note").hidden = true;
 }
 
-async function showModel(id, space, attempt = 0) {
+// a URL parameter as written, its '+' kept (URLSearchParams reads it as a space), when that differs: `?model=a+b` typed
+// by hand means the model a+b where no model "a b" exists
+function plusForm(name) {
+  const raw = location.search.slice(1).split("&").find((kv) => kv.split("=")[0] === name);
+  if (!raw || !raw.includes("+")) return null;
+  try { return decodeURIComponent(raw.slice(name.length + 1)); } catch (err) { return null; }
+}
+
+async function showModel(id, space, attempt = 0, alt = null) {
   const mine = ++view;
   $("results").hidden = true;
   $("search").hidden = true;
@@ -673,6 +696,10 @@ async function showModel(id, space, attempt = 0) {
     $("model-tables").hidden = false;
   } catch (err) {
     if (mine !== view) return;
+    if (alt && err.status === 404 && err.field === "model") {  // no model "a b": the '+' form, its URL written encoded
+      history.replaceState(history.state, "", modelPage(alt, space));
+      return showModel(alt, space);
+    }
     clearModelTables();
     $("model-meta").classList.add("error");  // in the error colour, as the search's (before: grey, as its metadata)
     $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
@@ -688,7 +715,7 @@ function route() {
   const p = new URLSearchParams(location.search);
   if (p.get("model")) {
     $("back").href = (history.state && history.state.back) || "/";
-    return showModel(p.get("model"), p.get("space"));
+    return showModel(p.get("model"), p.get("space"), 0, plusForm("model"));
   }
   $("search").hidden = false;
   paramsToForm(p);
