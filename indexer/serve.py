@@ -978,6 +978,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
                 exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
             raise
+        except errors.NotFoundError as exc:  # a model not stored: `models[i]`, or `models` for one sent as a string
+            if getattr(exc, "item", None) == "models[0]" and isinstance(body.get("models"), str):
+                exc.item = "models"
+            raise
 
     @app.get("/v1/models", tags=["browse"], responses={**ok["models"], **fails(404, 422, 503, 500)})
     def models(benchmark: str | None = None, offset: int = Query(0, ge=0),

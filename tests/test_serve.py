@@ -669,6 +669,19 @@ def test_a_bad_model_name_of_the_list_is_named_by_its_entry(client):
     assert "models[0]" not in err["message"], err
 
 
+def test_a_model_of_the_list_that_is_not_stored_is_named_by_its_entry(client):
+    """A model of `models` that is not stored is a 404 naming its entry, `models[1]`, as a malformed entry's 422 is;
+    one sent as a string is `models`. Before, `field` was `models` for any of them (found walking the API)."""
+    err = assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["org/m1", "nope/zzz"]}), 404,
+                       "not_found", "models[1]")
+    assert "unknown model 'nope/zzz'" in err["message"], err
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["nope/zzz", "org/m1"]}), 404, "not_found",
+                 "models[0]")
+    err = assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": "nope/zzz"}), 404, "not_found",
+                       "models")
+    assert "models[0]" not in err["message"], err
+
+
 def test_a_prompt_or_model_that_is_not_a_string_is_said_so(client):
     """`{"prompts": [["x"]]}`, `{"prompts": [1]}` or `{"models": [1]}`: the error names the type sent; before, "must
     be a non-empty string", as if an empty string had been sent."""
