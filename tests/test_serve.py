@@ -1013,6 +1013,17 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     assert "limit must" in err["message"] and "offset must" in err["message"]  # every problem, not the first and a count
 
 
+def test_a_query_parameter_with_no_name_is_said_so(client):
+    """`GET /v1/models?=x` (a value with no name) is a 422 saying the parameter has no name and how to write one,
+    `field` null; beside an unknown named one, that one is the `field`. Before, "unknown query parameter(s) ['']" with
+    `field` "", a name no client sent (found walking the API)."""
+    err = assert_error(client.get("/v1/models?=x"), 422, "invalid_request", None)
+    assert err["message"].startswith("a query parameter has no name (=x): write it as name=value; /v1/models takes "), err
+    err = assert_error(client.get("/v1/models?=x&top=5"), 422, "invalid_request", "top")
+    assert err["message"].startswith("unknown query parameter(s) ['top']; a query parameter has no name (=x)"), err
+    assert_error(client.get("/v1/benchmarks?="), 422, "invalid_request", None, says="has no name (=)")
+
+
 def test_the_openapi_document_refuses_a_query_parameter_as_every_api_route_does(client):
     """`GET /openapi.json?x=1` is the 422 `/healthz?x=1` and `/v1/benchmarks?x=1` are, naming `x` and saying the route
     takes no query parameters (HEAD too); before, 200 and the document, the one route of the API that ignored a query
