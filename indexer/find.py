@@ -565,7 +565,10 @@ def _prompts(prompts, name: str = "prompts") -> list[str] | None:
             raise InputError(f"a prompt must have visible text (it holds {INVISIBLE_ONLY})", item=f"{name}[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
-            raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"{name}[{i}]")
+            # the way out for what is wrong (before, NUL characters named for a lone surrogate too)
+            fix = ("send the prompt without NUL characters" if "\x00" in p else "send the prompt as valid UTF-8 text: "
+                   "a surrogate escape without its pair (a JSON \\ud800 alone) is no character; drop it or send the pair")
+            raise InputError(f"{bad}: {fix}", item=f"{name}[{i}]")
     return out
 
 
