@@ -445,6 +445,21 @@ def test_the_encoder_get_v1_spaces_lists_names_its_space(client):
                  says="is not a known space")
 
 
+def test_a_space_with_spaces_around_names_its_space(client):
+    """`"space": " 1 "` or `?space=%20NAME%20` (a space's id or name with spaces or invisible characters around it)
+    names that space, as a benchmark or a filter with spaces around is read; before, a 404 "not a known space" whose
+    list showed that very name (found walking the API)."""
+    (listed,) = client.get("/v1/spaces").json()["spaces"]
+    want = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": listed["name"]}).json()
+    for sp in (f" {listed['id']} ", f"\u200b{listed['name']}\t"):
+        got = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": sp})
+        assert got.status_code == 200 and got.json() == want, got.text[:300]
+        page = client.get("/v1/models", params={"space": sp, "limit": 2})
+        assert page.status_code == 200 and page.json()["total"] == len(MODELS), page.text[:300]
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "space": " nope "}), 404, "not_found", "space",
+                 says="is not a known space")
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
