@@ -565,7 +565,10 @@ def _prompts(prompts, name: str = "prompts") -> list[str] | None:
             raise InputError(f"a prompt must have visible text (it holds {INVISIBLE_ONLY})", item=f"{name}[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
-            raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"{name}[{i}]")
+            # the way out for what is wrong (before, NUL characters named for a lone surrogate too)
+            fix = ("send the prompt without NUL characters" if "\x00" in p else "send the prompt as valid UTF-8 text: "
+                   "a surrogate escape without its pair (a JSON \\ud800 alone) is no character; drop it or send the pair")
+            raise InputError(f"{bad}: {fix}", item=f"{name}[{i}]")
     return out
 
 
@@ -749,7 +752,7 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     known_alias = store.resolve_aliases(names)
     keys = []
     pairs = stored = None  # every (key, name) and key, read once, for a name that is no stored name
-    for n in names:
+    for i, n in enumerate(names):
         key = known_alias.get(n)
         if key is None:
             if pairs is None:  # keys and names alone, from the driver (before: every model's record, 0.27 s of 32,823)
@@ -762,8 +765,8 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
                 folded = {_fold(n), _fold(key)}
                 hits = [(k, a) for k, a in pairs if _fold(a) in folded]
                 same = sorted({k for k, a in hits if a == k}) or sorted({k for k, _ in hits})
-                if len(same) != 1:
-                    raise suggest(n, sorted(stored), "model", item=item)
+                if len(same) != 1:  # the entry not stored, as a malformed one is named (before: `models` for any)
+                    raise suggest(n, sorted(stored), "model", item=f"models[{i}]" if item == "models" else item)
                 key = same[0]
         keys.append(key)
     return list(dict.fromkeys(keys))

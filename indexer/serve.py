@@ -731,7 +731,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             hint = f"{path} takes its arguments in the JSON body (fields: {', '.join(FIND_FIELDS)})"
         else:
             hint = f"{path} takes no query parameters"
-        raise ApiError(422, "invalid_request", f"unknown query parameter(s) {unknown}; {hint}", unknown[0])
+        # `?=x`: a value with no name, said so, `field` null (before: "unknown query parameter(s) ['']", `field` "")
+        nameless = (f"a query parameter has no name (={request.query_params['']}): write it as name=value"
+                    if "" in unknown else None)
+        named = [n for n in unknown if n]
+        said = "; ".join(s for s in (named and f"unknown query parameter(s) {named}", nameless) if s)
+        raise ApiError(422, "invalid_request", f"{said}; {hint}", named[0] if named else None)
 
     async def names_once(request: Request) -> None:
         """A name written twice in one object of the body, or a number that is not finite (``NaN``, ``Infinity``:
@@ -987,6 +992,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
                 exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
                 exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
+            raise
+        except errors.NotFoundError as exc:  # a model not stored: `models[i]`, or `models` for one sent as a string
+            if getattr(exc, "item", None) == "models[0]" and isinstance(body.get("models"), str):
+                exc.item = "models"
             raise
 
     @app.get("/v1/models", tags=["browse"], responses={**ok["models"], **fails(404, 422, 503, 500)})

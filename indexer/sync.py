@@ -65,7 +65,7 @@ import numpy as np
 
 from . import represent
 from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError, arg
-from .records import ToDict, parameter_count, prompt_hash
+from .records import ToDict, parameter_count, prompt_hash, strip_invisible
 from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, space_slug
 
@@ -93,7 +93,9 @@ def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | N
 
         raise InputError(f"space must be a space's name or id (a string or an integer), not {type(space).__name__}",
                          item="space")
-    s = str(space)
+    # spaces and invisible characters around a name are no part of it, as a benchmark's or a filter's (before: `" 1 "`
+    # was "not a known space")
+    s = strip_invisible(str(space))
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
         # the encoder's name, whole or after a "/" (all-MiniLM-L6-v2 for sentence-transformers/all-MiniLM-L6-v2): a

@@ -164,7 +164,7 @@ def test_text_no_database_takes_is_an_input_error_naming_its_argument(idx):
              ({"prompts": ["fine", "a\udc80"]}, "prompts[1]", "not valid UTF-8"),
              ({"prompts": "a\x00b"}, "prompts[0]", "NUL"),
              ({"benchmark": "\udfff"}, "benchmark", "not valid Unicode"),
-             ({"prompts": "x", "models": ["gpt\ud800"]}, "models", "not valid Unicode"),
+             ({"prompts": "x", "models": ["gpt\ud800"]}, "models[0]", "not valid Unicode"),
              ({"prompts": "x", "filters": {"licenses": ["mit", "\ud800"]}}, "filters.licenses[1]", "not valid Unicode"),
              ({"prompts": "x", "filters": {"pipeline_tag": "\ud800"}}, "filters.pipeline_tag", "not valid Unicode"),
              ({"prompts": "x", "filters": {"benchmark": "\ud800"}}, "filters.benchmark", "not valid Unicode")]
@@ -173,6 +173,14 @@ def test_text_no_database_takes_is_an_input_error_naming_its_argument(idx):
             ask(idx, **kw)
         assert err.value.item == item, (kw, err.value.item)
     assert ask(idx, "fine \U0001F600", k=1).results  # a character beyond the BMP (a surrogate pair in JSON) is text
+    # the way out named for what is wrong (before, "without NUL characters" for a lone surrogate too)
+    with pytest.raises(InputError) as err:
+        ask(idx, "a\udc80")
+    assert str(err.value).endswith("(a lone surrogate): send the prompt as valid UTF-8 text: a surrogate escape without "
+                                   "its pair (a JSON \\ud800 alone) is no character; drop it or send the pair"), err.value
+    with pytest.raises(InputError) as err:
+        ask(idx, "a\x00b")
+    assert str(err.value).endswith("holds a NUL character: send the prompt without NUL characters"), err.value
 
 
 def test_a_prompt_of_invisible_characters_only_is_an_input_error(idx):

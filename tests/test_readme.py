@@ -215,3 +215,19 @@ def test_no_module_defines_one_name_twice_at_its_top_level():
         if dup := sorted(k for k, v in names.items() if v > 1):
             twice[str(path.relative_to(ROOT))] = dup
     assert not twice, f"defined twice (the later one wins): {twice}; rename one"
+
+
+def test_the_readme_serving_paragraph_names_every_api_route(tmp_path, monkeypatch):
+    """README's Serving paragraph lists the routes: every one /openapi.json declares is named there, as `GET /v1/x`
+    (`/v1/models/{id}` as it writes it). Before, `GET /v1/spaces` was left out (found reading the README beside the
+    API)."""
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path))
+    from indexer.serve import create_app
+
+    text = (ROOT / "README.md").read_text()
+    serving = text[text.index("## Serving"):]
+    serving = serving[:serving.index("\n## ", 1)]
+    for path, methods in create_app().openapi()["paths"].items():
+        for method in methods:
+            said = f"{method.upper()} {path.replace('{model_id}', '{id}')}"
+            assert f"`{said}`" in serving, said

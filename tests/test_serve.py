@@ -445,6 +445,21 @@ def test_the_encoder_get_v1_spaces_lists_names_its_space(client):
                  says="is not a known space")
 
 
+def test_a_space_with_spaces_around_names_its_space(client):
+    """`"space": " 1 "` or `?space=%20NAME%20` (a space's id or name with spaces or invisible characters around it)
+    names that space, as a benchmark or a filter with spaces around is read; before, a 404 "not a known space" whose
+    list showed that very name (found walking the API)."""
+    (listed,) = client.get("/v1/spaces").json()["spaces"]
+    want = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": listed["name"]}).json()
+    for sp in (f" {listed['id']} ", f"\u200b{listed['name']}\t"):
+        got = client.post("/v1/find", json={"prompt": PROMPT, "k": 2, "space": sp})
+        assert got.status_code == 200 and got.json() == want, got.text[:300]
+        page = client.get("/v1/models", params={"space": sp, "limit": 2})
+        assert page.status_code == 200 and page.json()["total"] == len(MODELS), page.text[:300]
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "space": " nope "}), 404, "not_found", "space",
+                 says="is not a known space")
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
@@ -666,6 +681,19 @@ def test_a_bad_model_name_of_the_list_is_named_by_its_entry(client):
     assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["org/m1", 5]}), 422, "invalid_input",
                  "models[1]")
     err = assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": " "}), 422, "invalid_input", "models")
+    assert "models[0]" not in err["message"], err
+
+
+def test_a_model_of_the_list_that_is_not_stored_is_named_by_its_entry(client):
+    """A model of `models` that is not stored is a 404 naming its entry, `models[1]`, as a malformed entry's 422 is;
+    one sent as a string is `models`. Before, `field` was `models` for any of them (found walking the API)."""
+    err = assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["org/m1", "nope/zzz"]}), 404,
+                       "not_found", "models[1]")
+    assert "unknown model 'nope/zzz'" in err["message"], err
+    assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": ["nope/zzz", "org/m1"]}), 404, "not_found",
+                 "models[0]")
+    err = assert_error(client.post("/v1/find", json={"prompt": PROMPT, "models": "nope/zzz"}), 404, "not_found",
+                       "models")
     assert "models[0]" not in err["message"], err
 
 
@@ -998,6 +1026,17 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
                  says="max_params: 'big' is not a parameter count")
     err = assert_error(client.get("/v1/models", params={"limit": "x", "offset": "y"}), 422, "invalid_request", "offset")
     assert "limit must" in err["message"] and "offset must" in err["message"]  # every problem, not the first and a count
+
+
+def test_a_query_parameter_with_no_name_is_said_so(client):
+    """`GET /v1/models?=x` (a value with no name) is a 422 saying the parameter has no name and how to write one,
+    `field` null; beside an unknown named one, that one is the `field`. Before, "unknown query parameter(s) ['']" with
+    `field` "", a name no client sent (found walking the API)."""
+    err = assert_error(client.get("/v1/models?=x"), 422, "invalid_request", None)
+    assert err["message"].startswith("a query parameter has no name (=x): write it as name=value; /v1/models takes "), err
+    err = assert_error(client.get("/v1/models?=x&top=5"), 422, "invalid_request", "top")
+    assert err["message"].startswith("unknown query parameter(s) ['top']; a query parameter has no name (=x)"), err
+    assert_error(client.get("/v1/benchmarks?="), 422, "invalid_request", None, says="has no name (=)")
 
 
 def test_the_openapi_document_refuses_a_query_parameter_as_every_api_route_does(client):
