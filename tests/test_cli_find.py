@@ -1181,16 +1181,16 @@ def test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing(tmp_p
 
 
 def test_every_other_read_only_command_on_a_home_that_does_not_exist_says_so_and_creates_nothing(tmp_path, monkeypatch):
-    """`taskspace spaces` (and `spaces list`), `runs`, `check`, `sources stored`, and `spaces drop`/`sources drop`
-    (nothing there to drop) where TASKSPACE_HOME does not exist: the error `search` gives (the database does not
-    exist, naming TASKSPACE_HOME), and no file made; `db current` says "(empty)" and makes nothing either. Before, each
-    created the home (all but `db current` an empty taskspace.db, `spaces` and `check` an embedded index too) and
-    answered as if it were indexed: "no embedding spaces yet", "no runs yet", exit 0 (found running them in an empty
-    folder)."""
+    """`taskspace spaces` (and `spaces list`), `runs`, `check`, `sources stored`, `spaces drop`/`sources drop`
+    (nothing there to drop) and `reindex` (nothing to rebuild from) where TASKSPACE_HOME does not exist: the error
+    `search` gives (the database does not exist, naming TASKSPACE_HOME), and no file made; `db current` says "(empty)"
+    and makes nothing either. Before, each created the home (all but `db current` an empty taskspace.db, `spaces` and
+    `check` an embedded index too) and answered as if it were indexed: "no embedding spaces yet", "no runs yet", exit 0
+    (found running them in an empty folder; `reindex` later: "no embedding spaces in SQL yet", exit 0)."""
     home = tmp_path / "typo-home"
     monkeypatch.setenv("TASKSPACE_HOME", str(home))
     for args in (("spaces",), ("spaces", "list"), ("runs",), ("check",), ("sources", "stored"),
-                 ("spaces", "drop", "x", "--dry-run"), ("sources", "drop", "/x")):
+                 ("spaces", "drop", "x", "--dry-run"), ("sources", "drop", "/x"), ("reindex",)):
         res = run(*args)
         assert res.returncode == 1 and res.stderr.startswith("error: the index is empty: run `taskspace index` first "
                                                              f"(the database sqlite:///{home}/taskspace.db does not "
