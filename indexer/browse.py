@@ -218,10 +218,9 @@ def list_benchmarks(*, store=None) -> list[dict]:
     """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
     if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
         from .query import _shared_sql
-        from .store.sql import missing_sqlite_file
 
-        if missing_sqlite_file() is not None:  # (the configured database's file)
-            return []  # no database: no benchmark, and none made (query.refuse_missing_database)
+        # no database: its error, and none made (query.refuse_missing_database), as `models` says (before: an empty
+        # list, "no benchmarks yet", exit 0)
         store = _shared_sql()
     counts = store.benchmark_model_counts()
     rows = [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}

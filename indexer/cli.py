@@ -557,7 +557,9 @@ def reindex(
     # the indexing passes' lock, taken before the index is opened: a pass running now writes the index itself, and a
     # rebuild beside it held the embedded index the pass needed at its index stage and made the pass fail (before,
     # reindex took only its own lock); an indexing pass started meanwhile waits (worker) or is told who holds it
-    with open_sql_of_index() as sql, sql.lock("index") as held, VectorStore.from_settings() as vectors:
+    # read_only: a home never indexed has nothing to rebuild from; said so, and nothing created (before: the home, an
+    # empty database and index, "no embedding spaces in SQL yet", exit 0)
+    with open_sql_of_index(read_only=True) as sql, sql.lock("index") as held, VectorStore.from_settings() as vectors:
         if space is not None:  # a --space naming no space is a usage error, not a failed reindex run
             resolve_spaces(sql, space)
         # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index

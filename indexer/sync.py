@@ -133,8 +133,9 @@ def open_sql_of_index(settings=None, *, read_only: bool = False):
     configured Qdrant server holds a space): a StoreError saying that SQL, the source of truth, is missing at its path and that
     ``taskspace index`` re-indexes the sources (the index cannot rebuild SQL). Before, opening the store created an
     empty database: ``check`` reported every indexed point as extra and advised ``reindex``, which rebuilt nothing.
-    ``read_only`` (a command that only reads: ``check``, ``spaces``): without either, the error of a query on a home
-    never indexed (:func:`indexer.query.refuse_missing_database`), and no home nor database is created."""
+    ``read_only`` (a command with nothing to do on a home never indexed: ``check``, ``spaces``, ``spaces drop``,
+    ``reindex``): without either, the error of a query on such a home (:func:`indexer.query.refuse_missing_database`),
+    and no home nor database is created."""
     from .store.sql import missing_sqlite_file, open_store
 
     if settings is None:
@@ -154,7 +155,7 @@ def open_sql_of_index(settings=None, *, read_only: bool = False):
             raise StoreError(f"the SQL database is missing at {gone}; it is the source of truth (the vector index at "
                              f"{where} is derived from it and cannot rebuild it): re-index the sources with "
                              "`taskspace index` (or restore the file from a backup)")
-        if read_only:  # `check`, `spaces`: nothing indexed, and nothing made (before: the home and an empty database)
+        if read_only:  # `check`, `spaces`, `reindex`: nothing indexed, and nothing made (before: the home, an empty db)
             from .query import refuse_missing_database
 
             refuse_missing_database(settings)

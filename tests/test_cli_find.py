@@ -1158,10 +1158,12 @@ def test_a_license_with_invisible_characters_at_its_edges_is_the_license_it_name
 
 
 def test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing(tmp_path, monkeypatch):
-    """`taskspace search x`, `taskspace models` and `indexer.find_models("x")` where TASKSPACE_HOME (or ./.taskspace)
-    does not exist: the empty index's error, saying that the database does not exist and naming TASKSPACE_HOME, and
-    no file made. Before, each created the home and an empty taskspace.db in it (in whatever folder it ran)."""
-    from indexer import find_models
+    """`taskspace search x`, `taskspace models`, `taskspace benchmarks`, `indexer.find_models("x")` and
+    `indexer.list_benchmarks()` where TASKSPACE_HOME (or ./.taskspace) does not exist: the empty index's error, saying
+    that the database does not exist and naming TASKSPACE_HOME, and no file made. Before, each created the home and
+    an empty taskspace.db in it (in whatever folder it ran); later `benchmarks` said "no benchmarks yet", exit 0, and
+    `list_benchmarks()` gave [], while `models` and every other command listing what is indexed gave this error."""
+    from indexer import find_models, list_benchmarks
     from indexer.errors import NotFoundError
 
     home = tmp_path / "typo-home"
@@ -1175,22 +1177,26 @@ def test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing(tmp_p
         assert not home.exists(), list(home.rglob("*"))
     with pytest.raises(NotFoundError, match="does not exist: nothing is indexed in TASKSPACE_HOME="):
         find_models("x", k=3)
-    res = run("benchmarks")  # a list: empty, as on a home indexed with nothing
-    assert res.returncode == 0 and res.stdout.startswith("no benchmarks yet"), res
+    res = run("benchmarks")  # the same error as `models` (before: "no benchmarks yet", exit 0)
+    assert res.returncode == 1 and res.stderr.startswith("error: the index is empty: run `taskspace index` first "
+                                                         f"(the database sqlite:///{home}/taskspace.db does not "
+                                                         f"exist: nothing is indexed in TASKSPACE_HOME={home}; "), res
+    with pytest.raises(NotFoundError, match="does not exist: nothing is indexed in TASKSPACE_HOME="):
+        list_benchmarks()
     assert not home.exists(), list(home.rglob("*"))
 
 
 def test_every_other_read_only_command_on_a_home_that_does_not_exist_says_so_and_creates_nothing(tmp_path, monkeypatch):
-    """`taskspace spaces` (and `spaces list`), `runs`, `check`, `sources stored`, and `spaces drop`/`sources drop`
-    (nothing there to drop) where TASKSPACE_HOME does not exist: the error `search` gives (the database does not
-    exist, naming TASKSPACE_HOME), and no file made; `db current` says "(empty)" and makes nothing either. Before, each
-    created the home (all but `db current` an empty taskspace.db, `spaces` and `check` an embedded index too) and
-    answered as if it were indexed: "no embedding spaces yet", "no runs yet", exit 0 (found running them in an empty
-    folder)."""
+    """`taskspace spaces` (and `spaces list`), `runs`, `check`, `sources stored`, `spaces drop`/`sources drop`
+    (nothing there to drop) and `reindex` (nothing to rebuild from) where TASKSPACE_HOME does not exist: the error
+    `search` gives (the database does not exist, naming TASKSPACE_HOME), and no file made; `db current` says "(empty)"
+    and makes nothing either. Before, each created the home (all but `db current` an empty taskspace.db, `spaces` and
+    `check` an embedded index too) and answered as if it were indexed: "no embedding spaces yet", "no runs yet", exit 0
+    (found running them in an empty folder; `reindex` later: "no embedding spaces in SQL yet", exit 0)."""
     home = tmp_path / "typo-home"
     monkeypatch.setenv("TASKSPACE_HOME", str(home))
     for args in (("spaces",), ("spaces", "list"), ("runs",), ("check",), ("sources", "stored"),
-                 ("spaces", "drop", "x", "--dry-run"), ("sources", "drop", "/x")):
+                 ("spaces", "drop", "x", "--dry-run"), ("sources", "drop", "/x"), ("reindex",)):
         res = run(*args)
         assert res.returncode == 1 and res.stderr.startswith("error: the index is empty: run `taskspace index` first "
                                                              f"(the database sqlite:///{home}/taskspace.db does not "

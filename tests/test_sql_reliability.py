@@ -1060,3 +1060,61 @@ def test_a_write_of_the_vector_index_or_the_embedding_cache_past_a_file_size_lim
     assert res.returncode == 0 and len(lines) == 2, (res.stdout, res.stderr[-2000:])
     for line, what in zip(lines, ("index: ", "cache: ")):
         assert line.startswith(what) and "file-size limit of 1048576 bytes" in line and "ulimit -f" in line, line
+
+
+def test_a_child_writer_of_the_vector_index_past_a_file_size_limit_says_the_limit_once(tmp_path):
+    """A rebuild's child writer (indexer.store.edge_writer, Qdrant Edge) that a file-size limit stops (the child
+    inherits `ulimit -f` and the ignored SIGXFSZ): the parent's error says the limit of N bytes and how to lift it, once.
+    Before, no test ran that path, and its error said it twice (the child's own error carried it, and the parent added
+    it again)."""
+    root = tmp_path / "qdrant"
+    code = textwrap.dedent(f"""
+        import resource, signal
+        from pathlib import Path
+        import numpy as np
+        from indexer.errors import StoreError
+        from indexer.store import edge_writer
+        from indexer.store.vectors_edge import EdgeEngine
+        root = Path({str(root)!r})
+        root.mkdir()
+        engine = EdgeEngine(root)
+        engine.create_collection("c", 4)
+        engine.close()
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        try:
+            edge_writer.write_in_child(root, "c", [[(i, np.ones(4, dtype="float32"), {{}}) for i in range(1, 101)]])
+            print("written")
+        except StoreError as exc:
+            print(exc)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = res.stdout.strip()
+    assert res.returncode == 0 and out.startswith(f"writing {root}/c in a child process failed"), (out, res.stderr[-2000:])
+    assert out.count("file-size limit of 1048576 bytes") == 1 and "ulimit -f" in out, out
+
+
+def test_a_write_of_the_local_qdrant_index_past_a_file_size_limit_says_the_limit(tmp_path):
+    """qdrant-client's local engine (`TASKSPACE_QDRANT_ENGINE=local`, a collection kept in a SQLite file) under a
+    file-size limit: a write that grows its file past it is a store error that says the limit of N bytes and how to
+    lift it, as Qdrant Edge's and the embedding cache's do. Before, a `sqlite3.OperationalError: disk I/O error`
+    traceback (found running the file-size test of Edge with engine="local")."""
+    code = textwrap.dedent(f"""
+        import resource, signal
+        from pathlib import Path
+        import numpy as np
+        from indexer.errors import StoreError
+        from indexer.store.vectors import Point, VectorStore
+        vs = VectorStore(path=Path({str(tmp_path)!r}) / "qdrant", engine="local")
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        try:
+            vs.upsert("s", "models", [Point(f"m{{i}}", np.ones(384), {{"x": "y" * 100}}) for i in range(3000)], dim=384)
+            print("index written")
+        except StoreError as exc:
+            print("index:", exc)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = res.stdout.strip()
+    assert res.returncode == 0 and out.startswith("index: the local Qdrant index at "), (out, res.stderr[-2000:])
+    assert "file-size limit of 1048576 bytes" in out and "ulimit -f" in out and "storage.sqlite" in out, out

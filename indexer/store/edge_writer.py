@@ -190,9 +190,12 @@ def _failed(proc, err, name: str, root) -> StoreError:
     proc.kill()
     proc.wait()
     err.seek(0)
-    tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
+    tail = " | ".join(err.read().decode(errors="replace").strip().splitlines()[-5:])
+    note = file_size_limit_note(tail, INDEX_FILE)
+    if note[2:] in tail:  # the child's own StoreError said it already (before: the note twice)
+        note = ""
     return StoreError(f"writing {Path(root) / name} in a child process failed (exit status {proc.returncode})"
-                      + (": " + " | ".join(tail) if tail else "") + file_size_limit_note(" ".join(tail), INDEX_FILE))
+                      + (": " + tail if tail else "") + note)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ mid-rebuild only loses a collection no alias points at yet).
 from __future__ import annotations
 
 import math
+import sqlite3
 
 import os
 import warnings
@@ -29,7 +30,10 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from ..errors import BusyError, StoreError
+from ..errors import BusyError, StoreError, file_size_limit_note
+
+#: what a file-size limit's note says grew past it (:func:`indexer.errors.file_size_limit_note`)
+LOCAL_FILE = "a file of the local Qdrant index (a collection's storage.sqlite)"
 
 _SCHEMAS = {"keyword": models.PayloadSchemaType.KEYWORD, "integer": models.PayloadSchemaType.INTEGER,
             "float": models.PayloadSchemaType.FLOAT, "bool": models.PayloadSchemaType.BOOL}
@@ -93,7 +97,8 @@ def open_local(path: Path | None) -> QdrantClient:
         if "already accessed" in str(exc):
             raise BusyError(f"another taskspace process is using the index at {path}; "
                             "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access") from None
-        raise StoreError(f"cannot open the local Qdrant index at {path}: {exc}") from exc
+        raise StoreError(f"cannot open the local Qdrant index at {path}: {exc}"
+                         + file_size_limit_note(str(exc), LOCAL_FILE)) from exc
 
 
 class ClientEngine:
@@ -114,6 +119,9 @@ class ClientEngine:
             from ..config import mask_secrets
 
             raise StoreError(f"Qdrant at {self.where} failed: {mask_secrets(str(exc), self._url)}") from None
+        except sqlite3.Error as exc:  # local mode keeps each collection in a SQLite file (before: its traceback)
+            raise StoreError(f"the local Qdrant index at {self.path} failed: {type(exc).__name__}: {exc}"
+                             + file_size_limit_note(str(exc), LOCAL_FILE)) from exc
 
     # -- aliases and collections ---------------------------------------------------------------------------
     def aliases(self) -> dict[str, str]:
