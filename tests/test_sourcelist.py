@@ -527,8 +527,9 @@ def test_index_format_without_a_source_is_a_usage_error(tmp_path):
     r = ts("index", "--format", "lm_eval")
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and "--format applies only to the sources given with --source" in lines[0]
-    r = ts("runs", "--json")
-    assert r.returncode == 0 and r.stdout.strip() in ("", "[]"), r.stdout
+    r = ts("runs", "--json")  # no pass ran: no database was made (`runs` says so and makes none)
+    assert r.returncode == 1 and "does not exist" in r.stdout + r.stderr, (r.stdout, r.stderr)
+    assert not (tmp_path / "home" / "taskspace.db").exists()
 
 
 def test_a_sources_file_that_is_not_utf8_or_not_a_file_is_one_line_naming_it(tmp_path):
