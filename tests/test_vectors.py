@@ -299,6 +299,34 @@ def test_a_child_writer_that_fails_or_a_parent_that_fails_leaves_the_old_index_s
     assert vs.alias_target("s", "models") == res.collection and vs.count("s", "models") == 300
 
 
+def test_a_child_writers_error_says_its_exception_not_its_traceback(tmp_path, monkeypatch, caplog):
+    """The child writer (Qdrant Edge) failing with a traceback: the error says the exception's own line (its advice
+    with it), not the traceback's frames; the whole stderr goes to the log at DEBUG. Before, it said the last 5 lines
+    of the child's stderr joined with " | ", frames included (`File ".../vectors_edge.py", line 330, in apply | ...`)."""
+    import logging
+
+    from indexer.store import edge_writer
+
+    code = textwrap.dedent("""
+        import sys
+        sys.stderr.write("a library's warning\\n")
+        def apply():
+            raise OSError("No space left on device: free some space, then run it again")
+        sys.stdin.buffer.read(8)
+        apply()
+    """)
+    monkeypatch.setattr(edge_writer, "_command", lambda root, name: [sys.executable, "-c", code])
+    caplog.set_level(logging.DEBUG, logger="indexer.store.edge_writer")
+    with pytest.raises(StoreError) as err:
+        edge_writer.write_in_child(tmp_path, "c", [[(1, np.ones(4, dtype="float32"), {})]])
+    msg = str(err.value)
+    assert msg.endswith("failed (exit status 1): OSError: No space left on device: free some space, then run it "
+                        "again"), msg
+    assert "File " not in msg and "Traceback" not in msg and "warning" not in msg, msg
+    logged = caplog.text
+    assert "Traceback (most recent call last)" in logged and 'in apply' in logged and "a library's warning" in logged
+
+
 def test_dimension_mismatch(vs):
     vs.rebuild("s", "models", make_points(5), dim=DIM)
     with pytest.raises(DimensionError, match="new space"):

@@ -21,6 +21,7 @@ does not free the folder while the child may still write batches already in the 
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import queue
@@ -43,6 +44,7 @@ INDEX_FILE = "a vector-index file (Qdrant Edge sizes its files ahead, 32 MB each
 #: batches waiting for the child at most (each about 3 MB at 1,024 points of 774 floats)
 QUEUE = 4
 _HEADER = struct.Struct("<Q")
+log = logging.getLogger(__name__)
 
 
 class NoChild(StoreError):
@@ -186,11 +188,28 @@ def write_in_child(root: Path, name: str, batches: Iterable[list[tuple]], hold: 
         return n
 
 
+def _last_error(lines: list[str]) -> list[str]:
+    """What the child's stderr ``lines`` say went wrong: after a Python traceback, its exception's own lines (the
+    message and its advice, not the frames); else the last 5 lines. Before, the last 5 lines always, so a traceback's
+    frames (``File ".../vectors_edge.py", line 330, in apply``) stood where the exception's advice should."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        return lines[-5:]
+    after = lines[starts[-1] + 1:]
+    frames = 0  # the frames are indented; the exception's lines (and any notes) that follow are not
+    while frames < len(after) and (after[frames][:1].isspace() or not after[frames]):
+        frames += 1
+    return after[frames:] or lines[-5:]
+
+
 def _failed(proc, err, name: str, root) -> StoreError:
     proc.kill()
     proc.wait()
     err.seek(0)
-    tail = " | ".join(err.read().decode(errors="replace").strip().splitlines()[-5:])
+    text = err.read().decode(errors="replace").strip()
+    if text:
+        log.debug("the writer of %s wrote to its stderr:\n%s", Path(root) / name, text)
+    tail = " | ".join(_last_error(text.splitlines()))
     note = file_size_limit_note(tail, INDEX_FILE)
     if note[2:] in tail:  # the child's own StoreError said it already (before: the note twice)
         note = ""
