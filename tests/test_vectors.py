@@ -1073,3 +1073,20 @@ def test_an_index_held_by_a_python_program_says_how_that_program_lets_it_go(tmp_
     assert said.startswith(f"another taskspace process is using the index at {tmp_path / 'q'} (pid 4242: {command}): "), said
     assert "indexer.query.close_cached()" in said and "TASKSPACE_QDRANT_URL" in said, said
     assert "close_cached" not in str(_busy_error(tmp_path / "q", "4242 taskspace index"))  # a command: wait for it
+
+
+def test_the_local_engines_sqlite_pragmas_fail_as_store_errors(tmp_path):
+    """qdrant-client's local engine sets its collection's SQLite `PRAGMA synchronous` before an upsert and at a
+    flush: its SQLite failing there (here: the connection closed under it) is a StoreError naming the local index,
+    as any other SQLite failure of that engine is. Before, found reading `ClientEngine.upsert`/`flush`: the pragma
+    ran outside `_call`, a raw `sqlite3.ProgrammingError` traceback."""
+    from indexer.store.vectors_qdrant import ClientEngine, open_local
+
+    path = tmp_path / "q"
+    engine = ClientEngine(open_local(path), str(path), path=path)
+    engine.create_collection("c", 4)
+    engine._local_sqlite("c").close()
+    with pytest.raises(StoreError, match="the local Qdrant index at .* failed: ProgrammingError"):
+        engine.upsert("c", [(point_id("s", "models", "m"), np.ones(4, dtype="float32"), {})])
+    with pytest.raises(StoreError, match="the local Qdrant index at .* failed: ProgrammingError"):
+        engine.flush("c")

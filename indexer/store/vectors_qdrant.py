@@ -170,7 +170,7 @@ class ClientEngine:
     def upsert(self, name: str, points: list[tuple[str, np.ndarray, dict]]) -> None:
         con = self._local_sqlite(name)
         if con is not None:
-            con.execute("PRAGMA synchronous=OFF")
+            self._call(con.execute, "PRAGMA synchronous=OFF")
         self._call(self.client.upsert, name, wait=True,
                    points=[models.PointStruct(id=i, vector=v.tolist(), payload=p) for i, v, p in points])
 
@@ -178,7 +178,7 @@ class ClientEngine:
         con = self._local_sqlite(name)
         if con is None:
             return
-        con.execute("PRAGMA synchronous=FULL")
+        self._call(con.execute, "PRAGMA synchronous=FULL")
         db = self.path / "collection" / name / "storage.sqlite"
         if db.exists():
             fd = os.open(db, os.O_RDONLY)
