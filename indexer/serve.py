@@ -174,9 +174,16 @@ def scrub(text: str) -> str:
     for url in (s.database_url, s.qdrant_url):
         text = mask_secrets(text, url)
     for secret in (s.qdrant_api_key, os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")):
-        if secret:
+        if secret and len(secret) >= _WHOLE_TOKEN:  # wherever it appears
             text = text.replace(secret, "***")
+        elif secret:  # a short one only where it stands as a token: before, in every word holding its letters
+            text = re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", "***", text)
     return text
+
+
+#: a token (API key, HF_TOKEN) of this many characters on is masked wherever it appears in a message; a shorter one
+#: only where it stands alone (``key ab1 rejected``), so that ``a`` does not garble every word with an "a" in it
+_WHOLE_TOKEN = 8
 
 
 # --------------------------------------------------------------------------------------------- the read/write gate

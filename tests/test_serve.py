@@ -2848,3 +2848,20 @@ def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_sugg
             assert got.status_code == 404 and f"did you mean {ours}?" in got.json()["error"]["message"], got.text
     known = ["mmlu_pro/law", "mmlu_pro/math", "bbh/navigate"]
     assert "did you mean mmlu_pro/law?" in str(suggest("MMLU_PRO/Law ", known, "benchmark"))
+
+
+def test_scrub_masks_a_short_token_where_it_stands_and_a_long_one_everywhere(monkeypatch):
+    """`serve.scrub` (a server's error messages): a token as short as "ab1" (TASKSPACE_QDRANT_API_KEY, HF_TOKEN,
+    HUGGING_FACE_HUB_TOKEN) is masked where it stands as a token, and the words holding its letters stay as written;
+    a token of 8 characters on is masked wherever it appears, glued to other text too. Before, found reading `scrub`
+    beside `config.mask_secrets`: every token was replaced wherever its letters appeared ("tab12" -> "t***")."""
+    from indexer.config import reset_settings
+    from indexer.serve import scrub
+
+    monkeypatch.setenv("TASKSPACE_QDRANT_API_KEY", "ab1")
+    monkeypatch.setenv("HF_TOKEN", "hf_L0ngT0kenValue")
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    reset_settings()
+    out = scrub("the table tab12 lab1s: key ab1 rejected (api-key=ab1); token=xhf_L0ngT0kenValuey hf_L0ngT0kenValue")
+    assert out == "the table tab12 lab1s: key *** rejected (api-key=***); token=x***y ***", out
+    reset_settings()
