@@ -58,27 +58,33 @@ def sqlite_url(path: Path) -> str:
 
 
 def mask_url(url: str | None) -> str | None:
-    """``url`` with the password of its user part masked (``http://user:***@host:6333``), for messages and logs."""
+    """``url`` with the password of its user part masked (``http://user:***@host:6333``) and the values of its query's
+    secret parameters (``?api_key=***``, ``password``: :data:`indexer.store.sql_migrate._SECRET_PARAMS`, as
+    ``safe_url`` masks them), for messages and logs. Before, a key given in the query was shown."""
     if not url:
         return url
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    from .store.sql_migrate import _SECRET_PARAMS
 
     try:
         parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
+        if parts.password is not None:
+            host = parts.hostname or ""
+            netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+            parts = parts._replace(netloc=netloc)
+        query = "&".join(f"{p.partition('=')[0]}=***" if unquote(p.partition("=")[0]).lower() in _SECRET_PARAMS else p
+                         for p in parts.query.split("&"))
+        return urlunsplit(parts._replace(query=query))
     except ValueError:
         return "<unparseable URL>"
 
 
 def mask_secrets(text: str, url: str | None) -> str:
     """``text`` with the secrets of ``url`` (:func:`indexer.store.sql_migrate.url_secrets`: its password, a
-    ``?password=`` / ``sslpassword=`` value) replaced by ``***`` where they stand as such: before a host
-    (``user:SECRET@``) and as a connection parameter (``password=SECRET``, ``sslpassword='SECRET'``), as a client's
-    error may show them. Before, only the password before the host was masked, and wherever its text appeared: a short
+    ``?password=`` / ``sslpassword=`` / ``api_key=`` value) replaced by ``***`` where they stand as such: before a
+    host (``user:SECRET@``) and as a parameter (``password=SECRET``, ``sslpassword='SECRET'``, ``api_key=SECRET``), as a
+    client's error may show them. Before, only the password before the host was masked, and wherever its text appeared: a short
     one (``a``) garbled every word holding it."""
     import re
 
@@ -87,7 +93,7 @@ def mask_secrets(text: str, url: str | None) -> str:
     for secret in sorted(url_secrets(url) if url else (), key=len, reverse=True):
         s = re.escape(secret)
         text = re.sub(rf"(?<=:){s}(?=@)", "***", text)
-        text = re.sub(rf"(?i)(\b(?:ssl)?password\s*=\s*['\"]?){s}(?=['\"&\s,;:)]|$)", r"\1***", text)
+        text = re.sub(rf"(?i)(\b(?:(?:ssl)?password|api[_-]key)\s*=\s*['\"]?){s}(?=['\"&\s,;:)]|$)", r"\1***", text)
     return text
 
 

@@ -1090,3 +1090,19 @@ def test_the_local_engines_sqlite_pragmas_fail_as_store_errors(tmp_path):
         engine.upsert("c", [(point_id("s", "models", "m"), np.ones(4, dtype="float32"), {})])
     with pytest.raises(StoreError, match="the local Qdrant index at .* failed: ProgrammingError"):
         engine.flush("c")
+
+
+def test_a_secret_in_the_qdrant_urls_query_is_never_shown():
+    """`config.mask_url` (how messages and logs show TASKSPACE_QDRANT_URL) masks the values of the query's secret
+    parameters (`?api_key=`, `api-key`, `password`), any case, as `sql_migrate.safe_url` does for a database URL, the
+    rest of the URL left as written. Before, found reading `mask_url`: only the password before the host was masked,
+    `http://h:6333/?api_key=s3cr3t` was shown whole."""
+    from indexer.config import mask_secrets, mask_url
+    from indexer.store.sql_migrate import safe_url
+
+    assert mask_url("http://h:6333/?api_key=s3cr3t&timeout=5") == "http://h:6333/?api_key=***&timeout=5"
+    assert mask_url("http://u:pw@h:6333?API-KEY=k&Password=p%40ss") == "http://u:***@h:6333?API-KEY=***&Password=***"
+    assert mask_url("https://h:6333/x?a=%2F&b") == "https://h:6333/x?a=%2F&b"
+    assert "s3cr3t" not in safe_url("postgresql+psycopg://u@h/db?api_key=s3cr3t")
+    url = "http://h:6333/?api_key=s3cr3t"
+    assert mask_secrets(f"cannot reach {url}: refused", url) == "cannot reach http://h:6333/?api_key=***: refused"

@@ -42,13 +42,14 @@ def safe_url(url) -> str:
         return "<unparseable URL>"
 
 
-#: query parameters of a database URL that hold a secret (libpq's connection parameters), masked like the password
-_SECRET_PARAMS = {"password", "sslpassword"}
+#: query parameters of a URL that hold a secret, masked like the password: a database's (libpq's connection
+#: parameters), a Qdrant server's (an API key, :func:`indexer.config.mask_url`)
+_SECRET_PARAMS = {"password", "sslpassword", "api_key", "api-key"}
 
 
 def url_secrets(url) -> set[str]:
     """The secrets of ``url`` as a message may show them: its password (all of it up to the host, an '@' in it not
-    percent-encoded included) and the values of its query's password parameters (:data:`_SECRET_PARAMS`, which
+    percent-encoded included) and the values of its query's secret parameters (:data:`_SECRET_PARAMS`, which
     :func:`safe_url` masks), each as written and percent-decoded."""
     from urllib.parse import quote, unquote, urlsplit
 
