@@ -731,6 +731,10 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
 
     log_ = ErrorLog()
     where = batch.source.location
+    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
+        from .sources.tables import find_table_files
+
+        where = str(find_table_files(Path(where))[0] or where)
 
     checked: dict[str, str | None] = {}  # text -> its problem (a text recurs once per model)
 
@@ -818,6 +822,10 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
         return replace(batch, skipped=batch.skipped + merged)
     log_ = ErrorLog()
     where = batch.source.location
+    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
+        from .sources.tables import find_table_files
+
+        where = str(find_table_files(Path(where))[0] or where)
     bad_keys = np.unique(ks[differs])
     for k in bad_keys.tolist():
         rows = order[np.searchsorted(ks, k, "left"):np.searchsorted(ks, k, "right")]

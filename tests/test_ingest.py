@@ -700,6 +700,10 @@ def test_equal_outcomes_of_one_model_named_two_ways_are_counted_as_repeated_rows
     rows = [(name, p, int(p == "p1")) for name in ("Meta-Llama-3-8B", "meta-llama-3-8b ") for p in ("p1", "p2")]
     s = ingest(str(write_table(tmp_path / "t", rows + [("m2", "p1", 1)])), store=store, fetch_metadata=False)
     assert s.errors == [] and (s.models, s.outcomes, s.duplicates) == (2, 3, 2), s
+    # different outcomes: the error names the outcomes file, not the folder alone (before, the folder)
+    d = write_table(tmp_path / "u", rows[:2] + [("meta-llama-3-8b ", "p1", 0)])
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert [e.file for e in s.errors] == [str(d / "outcomes.csv")], s.errors
 
 
 def test_ingesting_a_file_of_a_stored_folder_source_is_refused(store, tmp_path):
