@@ -731,6 +731,10 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
 
     log_ = ErrorLog()
     where = batch.source.location
+    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
+        from .sources.tables import find_table_files
+
+        where = str(find_table_files(Path(where))[0] or where)
 
     checked: dict[str, str | None] = {}  # text -> its problem (a text recurs once per model)
 
@@ -791,7 +795,8 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
     ``meta-llama/Llama-3-8B``, ``gpt-4o(eval_results/gpt4o)`` and ``gpt-4o``: one model once the names are mapped, as
     :meth:`Store.ingest <indexer.store.sql.Store.ingest>` maps them) with different outcomes on one prompt id: the
     rule the table reader holds for one name (all the rows of the pair dropped, an error naming them), held after the
-    names are mapped. Equal outcomes under two names stay (they merge into the same value)."""
+    names are mapped. Equal outcomes under two names stay (they merge into the same value), counted in
+    ``skipped`` as repeated rows."""
     import numpy as np
 
     from .records import OutcomeTable
@@ -810,10 +815,17 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
     ks, sc = key[order], table.scores[order]
     same_key = np.r_[False, ks[1:] == ks[:-1]]
     differs = same_key & (sc != np.r_[np.nan, sc[:-1]])
+    # equal outcomes under another name of the model merge into one: repeated rows, counted as the table reader counts
+    # them under one name (before, "0 repeated row(s) dropped")
+    merged = int(same_key[~np.isin(ks, ks[differs])].sum())
     if not differs.any():
-        return batch
+        return replace(batch, skipped=batch.skipped + merged)
     log_ = ErrorLog()
     where = batch.source.location
+    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
+        from .sources.tables import find_table_files
+
+        where = str(find_table_files(Path(where))[0] or where)
     bad_keys = np.unique(ks[differs])
     for k in bad_keys.tolist():
         rows = order[np.searchsorted(ks, k, "left"):np.searchsorted(ks, k, "right")]
@@ -833,7 +845,8 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
         scores=table.scores[keep])
     kept_b = set(table.benchmarks) | {o.benchmark for o in batch.outcomes}
     benchmarks = {b: info for b, info in batch.benchmarks.items() if b in kept_b}
-    return replace(batch, table=table, benchmarks=benchmarks, errors=list(batch.errors) + log_.finish())
+    return replace(batch, table=table, benchmarks=benchmarks, errors=list(batch.errors) + log_.finish(),
+                   skipped=batch.skipped + merged)
 
 
 def repeated_texts(batch: SourceBatch) -> str | None:

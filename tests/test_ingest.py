@@ -694,6 +694,18 @@ def test_conflicting_outcomes_of_one_model_named_two_ways_are_dropped_with_an_er
     assert (s.models, s.prompts, s.outcomes) == (1, 1, 1)  # meta-llama/Llama-3-8B on p2 (1 under both names)
 
 
+def test_equal_outcomes_of_one_model_named_two_ways_are_counted_as_repeated_rows(store, tmp_path):
+    """A table naming one model two ways (`Meta-Llama-3-8B`, `meta-llama-3-8b `) with equal outcomes on the same
+    prompts: stored once, the rows merged counted in "repeated row(s) dropped"; before, "0 repeated row(s) dropped"."""
+    rows = [(name, p, int(p == "p1")) for name in ("Meta-Llama-3-8B", "meta-llama-3-8b ") for p in ("p1", "p2")]
+    s = ingest(str(write_table(tmp_path / "t", rows + [("m2", "p1", 1)])), store=store, fetch_metadata=False)
+    assert s.errors == [] and (s.models, s.outcomes, s.duplicates) == (2, 3, 2), s
+    # different outcomes: the error names the outcomes file, not the folder alone (before, the folder)
+    d = write_table(tmp_path / "u", rows[:2] + [("meta-llama-3-8b ", "p1", 0)])
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert [e.file for e in s.errors] == [str(d / "outcomes.csv")], s.errors
+
+
 def test_ingesting_a_file_of_a_stored_folder_source_is_refused(store, tmp_path):
     """`ingest s1` then `ingest s1/outcomes.csv` (or the other way round) would store every outcome twice as two
     sources: the second is refused (exit 1) saying which stored source holds it; before, both were stored."""

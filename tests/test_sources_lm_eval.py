@@ -1135,3 +1135,16 @@ def test_a_results_file_saved_as_utf16_is_one_error_saying_so_and_what_to_do(mod
     assert said == [f"unreadable results file: the file is {encoding.upper()} text (it starts with a {encoding.upper()} "
                     "byte order mark), not UTF-8: nothing of it is read; save it as UTF-8 (PowerShell: Out-File "
                     "-Encoding utf8; Excel: CSV UTF-8); the samples of its timestamp are not read"], said
+
+
+def test_a_copy_of_a_model_folder_beside_it_is_a_warning_naming_both(tmp_path):
+    """A Finder-style copy of a model folder (`fake-org__dummy-c copy/` beside `fake-org__dummy-c/`) holds the same
+    model's results: both are still read, and a warning names both folders and the model; before, the copy was stored
+    as another source of the model without a word (its outcomes counted again in the summary)."""
+    out = tmp_path / "out"
+    shutil.copytree(LM_OUT, out)
+    shutil.copytree(out / "fake-org__dummy-c", out / "fake-org__dummy-c copy")
+    batches = list(read_sources(out))
+    said = [w for b in batches for w in b.warnings if "fake-org__dummy-c copy" in w]
+    assert len(said) == 1 and str(out / "fake-org__dummy-c") in said[0] and "fake-org/dummy-c" in said[0], said
+    assert not [w for b in batches for w in b.warnings if "dummy-a" in w or "dummy-b" in w]

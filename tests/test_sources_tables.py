@@ -1221,6 +1221,28 @@ def test_a_dos_end_of_file_byte_on_the_last_line_is_no_row(tmp_path, name):
     assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0), ("m1", "p2", 0.0)]
 
 
+@pytest.mark.parametrize("name,body", [
+    ("outcomes.csv", "model,prompt_id,correct\r\nm1,p1,1\r\nm1,p2,0"),
+    ("outcomes.csv.gz", "model,prompt_id,correct\r\nm1,p1,1\r\nm1,p2,0"),
+    ("prompts.csv", "prompt_id,benchmark,text\r\np1,b,t\r\np2,b,u"),
+    ("outcomes.jsonl", '{"model": "m1", "prompt_id": "p1", "correct": 1}\r\n{"model": "m1", "prompt_id": "p2", "correct": 0}'),
+    ("outcomes.jsonl", '{"model": "m1", "prompt_id": "p1", "correct": 1}\r\n{"model": "m1", "prompt_id": "p2", "correct": 0}\r\n'),
+    ("outcomes.json", '[{"model": "m1", "prompt_id": "p1", "correct": 1},\r\n{"model": "m1", "prompt_id": "p2", "correct": 0}]'),
+])
+def test_a_dos_end_of_file_byte_ends_the_file(tmp_path, name, body):
+    """The DOS end-of-file byte (\\x1a) right after a file's last value (no line break before it) or on a last line of
+    its own in a JSON file ends the file, as on a line of its own in a CSV; before, a CSV's last row was lost
+    ("correct value '0\\x1a' is not a number"), a JSON-lines file's last line was "malformed", a JSON file skipped."""
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\r\np1,b,t\r\np2,b,u\r\n")
+    if name.startswith("prompts"):
+        (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\r\nm1,p1,1\r\nm1,p2,0\r\n")
+    data = (body + "\x1a").encode()
+    (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and batch.table.texts == ["t", "u"]  # (not 'u\x1a')
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0), ("m1", "p2", 0.0)]
+
+
 @pytest.mark.parametrize("sep", [",", "\t"])
 def test_rows_of_empty_cells_a_spreadsheet_export_leaves_are_blank_lines(tmp_path, sep):
     """A CSV/TSV export from a spreadsheet holds rows of empty cells (`,,` after the data, `,,,,` where a formatted but

@@ -426,6 +426,14 @@ _LONE_CR = "\ufdd0"
 #: row (:class:`CsvRecords`)
 DOS_EOF = "\x1a"
 
+def dos_eof_dropped(text: str) -> str:
+    """``text`` (a line as a reader gives it, or a whole file's text) without the DOS end-of-file byte (:data:`DOS_EOF`)
+    that ends it when no line break follows it: the end of the file, right after its last value (``m1,p2,0\x1a``) or on
+    a last line of its own. Before, it was part of the last value (``correct value '0\x1a' is not a number``, the row
+    lost) or a malformed JSON line."""
+    return text[:-1] if text.endswith(DOS_EOF) else text
+
+
 #: what a malformed CSV row holding a lone carriage return is told (its field count broke there: a file mixing line
 #: ends, `\r` after some rows and `\n` after others)
 _LONE_CR_SAID = ("the line holds a carriage return (\\r) not followed by a line feed, which ends no line in a file whose "
@@ -465,8 +473,9 @@ class _Lines:
         self.held = 0  # lines read whose lone CRs reach the parser as _LONE_CR
 
     def _physical(self) -> str:
-        """The next physical line: the universal-newline reader's lines joined across lone CRs where they end none."""
-        text = next(self._f)
+        """The next physical line: the universal-newline reader's lines joined across lone CRs where they end none;
+        the file's last line without the DOS end-of-file byte right after its last value (:func:`dos_eof_dropped`)."""
+        text = dos_eof_dropped(next(self._f))
         if self.cr_ends is None:
             self.cr_ends = _line_end(text) == "\r"
         if self.cr_ends or text[-1:] != "\r":  # (the reader splits at every lone CR: a line it gives that ends with
@@ -761,7 +770,7 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
     value read (a table's flat rows: checked only when the line, or the array's file, holds more ``":`` than its
     objects have keys)."""
     if array:
-        text = f.read()
+        text = dos_eof_dropped(f.read())
         try:
             data = json.loads(text)
             if unique_keys and isinstance(data, list) and text.count('":') > sum(len(r) for r in data if isinstance(r, dict)):
@@ -898,7 +907,7 @@ def _json_lines(f):
                 text += next(it)
             except StopIteration:
                 break
-        yield text
+        yield dos_eof_dropped(text)
 
 
 def _stray_first_line(line: str) -> bool:
@@ -1269,7 +1278,8 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         # a quote that never closes takes the rest of the file into the last record's field (pyarrow, like csv, reads
         # it so): a last record with a line break in a field is read again by the Python reader, which tells
         if (any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row) or _last_line_quotes(path)
-                or (watch is not None and watch.lone)):
+                or (watch is not None and watch.lone) or (last_row and str(last_row[-1]).endswith(DOS_EOF))):
+            # (the DOS end-of-file byte after the last value: the line-exact reader drops it, :func:`dos_eof_dropped`)
             bad_rows.append(None)
     except (pa.ArrowInvalid, *READ_ERRORS):
         bad_rows.append(None)

@@ -884,9 +884,19 @@ def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     if (metric := check_metric_tasks(folders, path, options.get("metric"))) is not None:
         options = {**options, "metric": metric}
     # a folder that fails unexpectedly costs only itself: the folders after it are still read (each_isolated)
+    seen: dict[tuple[str, str], str] = {}  # (model, benchmark) -> the first folder read holding its results
     for i, batch in enumerate(each_isolated(folders, lambda mf: read_model_folder(mf, **options))):
         if i == 0:
             batch.warnings[:0] = notes  # once, with the first source
+        here = batch.source.location
+        for name, bench in dict.fromkeys((o.model, o.benchmark) for o in batch.outcomes):
+            if (first := seen.setdefault((name, bench), here)) != here:
+                # a copy of a model folder beside it (Finder's `<folder> copy`): before, stored as another source of
+                # the model without a word, its outcomes counted again (folders of other tasks of a model say nothing)
+                batch.warnings.append(f"{here}: holds results of {name!r} on {bench}, as {first} does (a copy of that "
+                                      "folder?): both are stored, as two sources of the model; remove the one not "
+                                      "meant to be read")
+                break
         yield batch
 
 
