@@ -482,4 +482,7 @@ def test_db_history_lists_the_revisions_and_marks_the_databases(db_url):
     assert "(current)" in next(line for line in lines if line.startswith("0005")), r.output
     assert "(head)" in next(line for line in lines if line.startswith(migrate.head())), r.output
     assert "stored digests" in next(line for line in lines if line.startswith("0005")), r.output
+    # each description whole or marked as shortened, never cut where its docstring's wrapping fell ("(packed blocks),")
+    first = next(line for line in lines if line.startswith("0001"))
+    assert first.rstrip().endswith(("runs.", "...")) and len(first) < 120, first
     assert "history" in CliRunner().invoke(app, ["db", "-h"]).output

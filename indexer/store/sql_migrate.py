@@ -528,11 +528,20 @@ def status(url: str | None = None) -> dict:
 
 def history(url: str | None = None) -> dict:
     """:func:`status` and ``revisions``: every schema revision this taskspace knows, oldest first, as ``(revision,
-    description)`` (the first line of its migration's docstring): what `taskspace db history` lists."""
+    description)`` (the first paragraph of its migration's docstring, on one line, shortened at a word to
+    :data:`HISTORY_WIDTH` with "..."): what `taskspace db history` lists. Before, the docstring's first line, cut where
+    its wrapping happened to fall ("... outcomes (packed blocks),")."""
+    import textwrap
+
     r = status(url)
-    r["revisions"] = [(sc.revision, (sc.doc or "").strip().splitlines()[0] if sc.doc else "")
+    r["revisions"] = [(sc.revision, textwrap.shorten((sc.doc or "").strip().split("\n\n")[0], HISTORY_WIDTH,
+                                                     placeholder=" ..."))
                       for sc in reversed(list(_script().walk_revisions()))]
     return r
+
+
+#: the longest description `taskspace db history` shows of a revision (its revision and marks beside it)
+HISTORY_WIDTH = 100
 
 
 def _absent_sqlite_file(engine: Engine) -> bool:
