@@ -727,6 +727,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if bad:
             raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
                            bad[0][0])
+        # a switch in the words its error names, true or false (any case) or 1 or 0 as the page's URL takes (before:
+        # pydantic's yes/no/on/off/t/f/y/n too, beside an error saying "must be true or false")
+        loose = next(((p.alias, v) for p in route.dependant.query_params if p.field_info.annotation in (bool, "bool")
+                      for v in request.query_params.getlist(p.alias)
+                      if v.strip() and v.strip().lower() not in ("true", "false", "1", "0")), None)
+        if loose is not None:
+            raise ApiError(422, "invalid_request", f"{loose[0]} must be true or false, not {loose[1]!r}", loose[0])
         # a text parameter left empty (a form's empty field, ?benchmark=): the words and code an empty number or switch
         # gets (before: `invalid_input` from the library for ?benchmark= and ?license=, `invalid_request` for ?offset=)
         empty = next((p.alias for p in route.dependant.query_params if p.alias in EMPTY_TEXT_PARAMS

@@ -824,8 +824,8 @@ def test_a_filter_error_names_its_filter_once(client):
     assert err["message"] == 'open_only must be true or false, not "yes"'
     err = assert_error(post({"min_params": "70B", "max_params": "8B"}), 422, "invalid_input", "filters.min_params")
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B") and "lower min_params" in err["message"]
-    err = assert_error(client.get("/v1/models", params={"pipeline_tag": " "}), 422, "invalid_input", "pipeline_tag")
-    assert err["message"] == "pipeline_tag must be a non-empty string"
+    err = assert_error(client.get("/v1/models", params={"pipeline_tag": " "}), 422, "invalid_request", "pipeline_tag")
+    assert err["message"].startswith("pipeline_tag is empty: give ")  # an empty parameter's words, the name once
     err = assert_error(client.get("/v1/models", params={"min_params": "70B", "max_params": "8B"}), 422,
                        "invalid_input", "min_params")
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
@@ -838,6 +838,22 @@ def test_a_filter_error_names_its_filter_once(client):
                                 ({"offset": "1.5"}, "offset", "offset must be an integer, not '1.5'")):
         err = assert_error(client.get("/v1/models", params=params), 422, "invalid_request", field)
         assert err["message"] == said, err
+
+
+def test_a_switch_parameter_takes_true_or_false_as_its_error_says(client):
+    """`?open_only=` / `?exclude_gated=` take true or false (any case: Python's requests sends `True`), and 1 or 0 as
+    the page's URL does; pydantic's other spellings (yes, no, on, off, t, f, y, n) are the 422 "must be true or false"
+    their error already said. Before, those were taken without a word, beside an error saying true or false."""
+    on = client.get("/v1/models", params={"open_only": "true"}).json()
+    for value in ("True", "TRUE", "1"):
+        assert client.get("/v1/models", params={"open_only": value}).json() == on, value
+    off = client.get("/v1/models").json()
+    for value in ("false", "False", "0"):
+        assert client.get("/v1/models", params={"exclude_gated": value}).json() == off, value
+    for name in ("open_only", "exclude_gated"):
+        for value in ("yes", "no", "on", "off", "t", "f", "y", "n"):
+            err = assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name)
+            assert err["message"] == f"{name} must be true or false, not {value!r}", err
 
 
 def test_an_empty_number_or_switch_parameter_says_to_leave_it_out_for_its_default(client):
