@@ -78,6 +78,16 @@ LIMITS = {
     "max_page": 500,
 }
 
+#: the text query parameters (their name -> what to give, what leaving them out gives) an empty value of which is
+#: said as an empty number's is ("offset is empty: give an integer, or leave offset out for its default, 0")
+EMPTY_TEXT_PARAMS = {"benchmark": ("a benchmark name", "every model"),
+                     "measured_on": ("a benchmark name", "no such filter"),
+                     "pipeline_tag": ("a pipeline tag such as text-generation", "no such filter"),
+                     "license": ("a license name such as mit", "no such filter"),
+                     "min_params": ("a parameter count such as 8B", "no such filter"),
+                     "max_params": ("a parameter count such as 8B", "no such filter"),
+                     "space": ("a space's name or id (GET /v1/spaces lists them)", "the default space")}
+
 #: the library's pointers to a listing command (indexer.find.suggest, the store's unknown-benchmark errors), as an HTTP
 #: client reaches the same list
 _LISTINGS = {"`taskspace models` lists them": "GET /v1/models lists them",
@@ -724,6 +734,21 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if bad:
             raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
                            bad[0][0])
+        # a switch in the words its error names, true or false (any case) or 1 or 0 as the page's URL takes (before:
+        # pydantic's yes/no/on/off/t/f/y/n too, beside an error saying "must be true or false")
+        loose = next(((p.alias, v) for p in route.dependant.query_params if p.field_info.annotation in (bool, "bool")
+                      for v in request.query_params.getlist(p.alias)
+                      if v.strip() and v.strip().lower() not in ("true", "false", "1", "0")), None)
+        if loose is not None:
+            raise ApiError(422, "invalid_request", f"{loose[0]} must be true or false, not {loose[1]!r}", loose[0])
+        # a text parameter left empty (a form's empty field, ?benchmark=): the words and code an empty number or switch
+        # gets (before: `invalid_input` from the library for ?benchmark= and ?license=, `invalid_request` for ?offset=)
+        empty = next((p.alias for p in route.dependant.query_params if p.alias in EMPTY_TEXT_PARAMS
+                      for v in request.query_params.getlist(p.alias) if not v.strip()), None)
+        if empty is not None:
+            takes, dflt = EMPTY_TEXT_PARAMS[empty]
+            raise ApiError(422, "invalid_request", f"{empty} is empty: give {takes}, or leave {empty} out for {dflt}",
+                           empty)
         if not unknown:
             # a parameter that takes one value, given twice (?limit=2&limit=3): FastAPI keeps the last one without a word
             twice = sorted(n for n in one if len(request.query_params.getlist(n)) > 1)

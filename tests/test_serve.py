@@ -824,13 +824,11 @@ def test_a_filter_error_names_its_filter_once(client):
     assert err["message"] == 'open_only must be true or false, not "yes"'
     err = assert_error(post({"min_params": "70B", "max_params": "8B"}), 422, "invalid_input", "filters.min_params")
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B") and "lower min_params" in err["message"]
-    err = assert_error(client.get("/v1/models", params={"pipeline_tag": " "}), 422, "invalid_input", "pipeline_tag")
-    assert err["message"] == "pipeline_tag must be a non-empty string"
+    err = assert_error(client.get("/v1/models", params={"pipeline_tag": " "}), 422, "invalid_request", "pipeline_tag")
+    assert err["message"].startswith("pipeline_tag is empty: give ")  # an empty parameter's words, the name once
     err = assert_error(client.get("/v1/models", params={"min_params": "70B", "max_params": "8B"}), 422,
                        "invalid_input", "min_params")
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
-    err = assert_error(client.get("/v1/models", params={"license": ""}), 422, "invalid_input", "license")
-    assert err["message"] == "license must be a non-empty license name, not ''"
     # a query parameter's type or bound in the body's words (before: pydantic's "open_only: Input should be a valid
     # boolean, unable to interpret input", "min_evidence: Input should be greater than or equal to 0")
     for params, field, said in (({"open_only": "maybe"}, "open_only", "open_only must be true or false, not 'maybe'"),
@@ -840,6 +838,22 @@ def test_a_filter_error_names_its_filter_once(client):
                                 ({"offset": "1.5"}, "offset", "offset must be an integer, not '1.5'")):
         err = assert_error(client.get("/v1/models", params=params), 422, "invalid_request", field)
         assert err["message"] == said, err
+
+
+def test_a_switch_parameter_takes_true_or_false_as_its_error_says(client):
+    """`?open_only=` / `?exclude_gated=` take true or false (any case: Python's requests sends `True`), and 1 or 0 as
+    the page's URL does; pydantic's other spellings (yes, no, on, off, t, f, y, n) are the 422 "must be true or false"
+    their error already said. Before, those were taken without a word, beside an error saying true or false."""
+    on = client.get("/v1/models", params={"open_only": "true"}).json()
+    for value in ("True", "TRUE", "1"):
+        assert client.get("/v1/models", params={"open_only": value}).json() == on, value
+    off = client.get("/v1/models").json()
+    for value in ("false", "False", "0"):
+        assert client.get("/v1/models", params={"exclude_gated": value}).json() == off, value
+    for name in ("open_only", "exclude_gated"):
+        for value in ("yes", "no", "on", "off", "t", "f", "y", "n"):
+            err = assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name)
+            assert err["message"] == f"{name} must be true or false, not {value!r}", err
 
 
 def test_an_empty_number_or_switch_parameter_says_to_leave_it_out_for_its_default(client):
@@ -855,8 +869,23 @@ def test_an_empty_number_or_switch_parameter_says_to_leave_it_out_for_its_defaul
         for value in ("", " "):
             err = assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name)
             assert err["message"] == f"{name} is empty: give {takes}, or leave {name} out for {default}", err
-    for name in ("benchmark", "pipeline_tag", "measured_on", "license", "space", "min_params"):  # empty: a 422 each
-        assert client.get("/v1/models", params={name: ""}).status_code == 422, name
+    # a text parameter left empty: the same code and words (before: `?benchmark=` and `?license=` were `invalid_input`
+    # "benchmark must be a non-empty benchmark name", `?offset=` `invalid_request` "offset is empty: ...")
+    for name, takes, default in (("benchmark", "a benchmark name", "every model"),
+                                 ("measured_on", "a benchmark name", "no such filter"),
+                                 ("pipeline_tag", "a pipeline tag such as text-generation", "no such filter"),
+                                 ("license", "a license name such as mit", "no such filter"),
+                                 ("min_params", "a parameter count such as 8B", "no such filter"),
+                                 ("max_params", "a parameter count such as 8B", "no such filter"),
+                                 ("space", "a space's name or id (GET /v1/spaces lists them)", "the default space")):
+        for value in ("", " "):
+            err = assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name)
+            assert err["message"] == f"{name} is empty: give {takes}, or leave {name} out for {default}", err
+    err = assert_error(client.get("/v1/models", params=[("license", "mit"), ("license", "")]), 422, "invalid_request",
+                       "license")
+    assert err["message"].startswith("license is empty: "), err
+    err = assert_error(client.get(f"/v1/models/{MODELS[0]}", params={"space": ""}), 422, "invalid_request", "space")
+    assert err["message"].startswith("space is empty: "), err
     err = assert_error(client.get("/v1/models", params={"offset": "x"}), 422, "invalid_request", "offset")
     assert err["message"] == "offset must be an integer, not 'x'"  # a value that is there keeps its words
 
@@ -880,8 +909,11 @@ def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
             ("a\x00b", "filters.licenses", "licenses 'a\\x00b' holds a NUL character")):
         err = assert_error(post(licenses), 422, "invalid_input", field)
         assert err["message"].startswith(said), (licenses, err)
-    for params, said in (([("license", "mit"), ("license", " ")], "license (its value 2 of 2) must be a non-empty "
-                                                                   "license name, not ' '"),
+    err = assert_error(client.get("/v1/models", params=[("license", "mit"), ("license", " ")]), 422, "invalid_request",
+                       "license")  # an empty value: an empty parameter's words (test_an_empty_number_or_switch_...)
+    assert err["message"].startswith("license is empty: "), err
+    for params, said in (([("license", "mit"), ("license", "\u200b")], "license (its value 2 of 2) names no license "
+                          "(commas, spaces or invisible characters alone: '\\u200b'); give a license name such as mit"),
                          ([("license", ",")], "license names no license (commas, spaces or invisible characters "
                                               "alone: ','); give a "
                                               "license name such as mit")):
@@ -951,11 +983,11 @@ def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_ref
     """`GET /v1/models?benchmark=` (blank) is a 422 naming `benchmark`, as `POST /v1/find {"benchmark": ""}` is; before,
     a 404 "unknown benchmark ''; did you mean ..." listing five benchmarks. A blank `measured_on=` names `measured_on`
     in its message too, not only in its field (the library's filter is `benchmark`)."""
-    for blank in ("", " "):
-        err = assert_error(client.get("/v1/models", params={"benchmark": blank}), 422, "invalid_input", "benchmark")
-        assert err["message"] == "benchmark must be a non-empty benchmark name"
-        err = assert_error(client.get("/v1/models", params={"measured_on": blank}), 422, "invalid_input", "measured_on")
-        assert err["message"] == "measured_on: benchmark must be a non-empty string"
+    for blank in ("", " "):  # an empty query parameter's words (test above)
+        err = assert_error(client.get("/v1/models", params={"benchmark": blank}), 422, "invalid_request", "benchmark")
+        assert err["message"].startswith("benchmark is empty: ")
+        err = assert_error(client.get("/v1/models", params={"measured_on": blank}), 422, "invalid_request", "measured_on")
+        assert err["message"].startswith("measured_on is empty: ")
     err = assert_error(client.post("/v1/find", json={"benchmark": " "}), 422, "invalid_input", "benchmark")
     assert err["message"] == "benchmark must be a non-empty benchmark name"
 
