@@ -1041,7 +1041,7 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
                  says="from 0 to 100")
     assert_error(post({}), 422, "invalid_input", "query", says="got none")
     assert_error(post({"prompts": [PROMPT], "filters": {"benchmark": "nope"}}), 404, "not_found", "filters.benchmark")
-    assert_error(post({"prompts": [PROMPT], "models": ["org/nope"]}), 404, "not_found", "models",
+    assert_error(post({"prompts": [PROMPT], "models": ["org/nope"]}), 404, "not_found", "models[0]",
                  says="(GET /v1/models lists them)")  # the listing an HTTP client reaches, not the command's
     assert_error(post({"benchmark": "nope"}), 404, "not_found", "benchmark", says="(GET /v1/benchmarks lists them)")
     # query parameters a route does not take: named, not ignored (the page itself takes its own: ?q=...)
