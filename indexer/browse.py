@@ -34,8 +34,8 @@ import numpy as np
 from .errors import DimensionError, InputError, NotFoundError
 from .query import check_has_models
 from .records import name_problem, strip_invisible
-from .find import (Filters, card_facts, check_benchmark_name, facts_of, _index_in_step, _means, check_not_drifted,
-                   _merge, _num, _resolve_models, _stores as _given_or_shared, require_indexed_benchmark, suggest)
+from .find import (Filters, card_facts, check_benchmark_name, check_stores, facts_of, _index_in_step, _means,
+                   check_not_drifted, _merge, _num, _resolve_models, _stores as _given_or_shared, require_indexed_benchmark, suggest)
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -216,6 +216,7 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
 
 def list_benchmarks(*, store=None) -> list[dict]:
     """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
+    check_stores(store)  # a URL given for it: the InputError naming store (before, an AttributeError from SQL's call)
     if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
         from .query import _shared_sql
 

@@ -951,11 +951,10 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
     return prompts
 
 
-def _stores(store, vectors):
-    """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given: given
-    a vector store alone, the shared SQL store alone (:func:`indexer.query._shared_sql`), no second vector store.
-    InputError naming ``store`` / ``vectors`` for one that is no store (a URL, a path: before, AttributeError: 'str'
-    object has no attribute 'list_spaces', or a TypeError from deep in the search)."""
+def check_stores(store, vectors=None) -> None:
+    """InputError naming ``store`` / ``vectors`` for one given that is no store (a URL, a path: before, AttributeError:
+    'str' object has no attribute 'list_spaces', or a TypeError from deep in the search); None is fine (the configured
+    one). Every library call taking them checks them so (:func:`_stores`, :func:`indexer.browse.list_benchmarks`)."""
     if store is not None and not hasattr(store, "list_spaces"):
         raise InputError(f"store must be an SQL store (indexer.store.sql.open_store(URL), or open_store() for the "
                          f"configured one), not {type(store).__name__}; leave it out to use TASKSPACE_DATABASE_URL's",
@@ -964,6 +963,13 @@ def _stores(store, vectors):
         raise InputError(f"vectors must be a vector store (indexer.store.vectors.VectorStore(path=FOLDER) or "
                          f"VectorStore(url=URL), or VectorStore.from_settings()), not {type(vectors).__name__}; leave it "
                          "out to use the configured one", item="vectors")
+
+
+def _stores(store, vectors):
+    """The given stores (checked: :func:`check_stores`), or the process's shared ones
+    (:func:`indexer.query._shared_stores`) for those not given: given a vector store alone, the shared SQL store alone
+    (:func:`indexer.query._shared_sql`), no second vector store."""
+    check_stores(store, vectors)
     if vectors is None:
         from .query import _shared_stores
 

@@ -175,3 +175,12 @@ def test_strengths_are_ordered_by_the_difference_shown():
     assert [r["benchmark"] for r in got] == ["w", "z", "x", "y"]
     unknown = {"benchmark": "u", "probability": None, "mean": None, "delta": None}
     assert order_strengths([unknown, {"benchmark": "v", "probability": .3, "mean": .5, "delta": -.2}])[0] is unknown
+
+
+def test_list_benchmarks_given_a_url_for_store_is_the_input_error_naming_store(idx):
+    """`list_benchmarks(store="sqlite:///x.db")`: the InputError naming `store` and how to open one, as
+    `find_models`, `list_models` and `model_detail` give; before, AttributeError: 'str' object has no attribute
+    'benchmark_model_counts' (no IndexerError, no `.item`)."""
+    with pytest.raises(InputError, match=r"store must be an SQL store .*open_store\(URL\).*not str") as err:
+        list_benchmarks(store="sqlite:///x.db")
+    assert err.value.item == "store"
