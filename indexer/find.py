@@ -78,6 +78,7 @@ records that carry none).
 from __future__ import annotations
 
 import difflib
+import inspect
 import logging
 import math
 import re
@@ -363,6 +364,12 @@ def _merge(*parts: dict) -> dict:
             else:  # the same field twice: keep the stricter by nesting is not expressible; both must hold
                 raise InputError(f"two conditions on {k!r} cannot be combined", item="filters")
     return out
+
+
+# help(Filters) and inspect.signature (Jupyter's Shift-Tab) show the generated __init__'s fields, not __new__'s
+# (*args, **kwargs), which the unknown keyword check above needs
+Filters.__signature__ = inspect.signature(Filters.__init__).replace(
+    parameters=list(inspect.signature(Filters.__init__).parameters.values())[1:])
 
 
 @dataclass

@@ -2447,6 +2447,21 @@ def test_an_unknown_keyword_of_filters_is_named_with_the_close_field_as_from_dic
     assert Filters(licenses="mit").licenses == ["mit"] and Filters("mit").licenses == ["mit"]
 
 
+def test_help_of_filters_shows_its_fields_as_parameters():
+    """`help(indexer.Filters)` and `inspect.signature(Filters)` (what Jupyter's Shift-Tab and IPython's `Filters?`
+    show) give its eight fields with their defaults; before, `Filters(*args, **kwargs)`, its `__new__`'s (the unknown
+    keyword check), so a caller could not see what it takes without reading the source."""
+    import dataclasses
+    import inspect
+    import pydoc
+
+    sig = inspect.signature(Filters)
+    assert list(sig.parameters) == [f.name for f in dataclasses.fields(Filters)]
+    assert sig.parameters["open_only"].default is False and sig.parameters["licenses"].default is None
+    shown = pydoc.render_doc(Filters, renderer=pydoc.plaintext)
+    assert "Filters(licenses: 'list[str] | None' = None, min_params" in shown
+
+
 def test_the_empty_index_error_names_the_library_call_to_a_python_caller(tmp_path, monkeypatch):
     """`indexer.find_models` on a home where nothing is indexed told a Python caller only to run `taskspace index`;
     it names the library's pass too (`indexer.pipeline.run_index`, README). The CLI's words are as they were
