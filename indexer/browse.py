@@ -91,7 +91,17 @@ def _page(offset, limit) -> tuple[int, int | None]:
 def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None = None,
                 filters: Filters | dict | None = None, *, store=None, vectors=None, space=None) -> list[dict]:
     """The indexed models sorted by key: ``{"model", "hub_id", "api_only", "aliases", "metadata", "benchmarks",
-    "n_prompts", "accuracy"}`` each (``accuracy``: mean observed accuracy over its benchmarks)."""
+    "n_prompts", "accuracy"}`` each (``accuracy``: mean observed accuracy over its benchmarks), the items of
+    ``taskspace models --json``'s ``models``. ``benchmark``: only the models measured on it; ``offset``: skip that
+    many; ``limit``: at most that many (at least 1; None: every model); ``filters``: a :class:`~indexer.find.Filters`
+    or a dict of its fields; ``space``: an index name, an SQL id or an encoder name (None: the default space).
+    Without ``store``/``vectors``, the configured ones (as :func:`indexer.find_models`).
+
+    Raises :class:`~indexer.errors.InputError` (a ValueError) for a bad argument, ``.item`` naming it (``offset``,
+    ``limit``, ``benchmark``, ``filters.licenses``); :class:`~indexer.errors.NotFoundError` (a LookupError) for an
+    unknown benchmark (``benchmark``) or space (``space``), or an empty index or a home never indexed (``.item``
+    None); :class:`~indexer.errors.StoreError` when the store cannot be used. All derive from
+    :class:`~indexer.errors.IndexerError`."""
     offset, limit = _page(offset, limit)
     store, vectors, sp, name = _stores(store, vectors, space)
     return _listed(store, vectors, sp, name, _models_where(store, benchmark, filters, index=(vectors, sp)), offset, limit)
@@ -215,7 +225,13 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
 
 
 def list_benchmarks(*, store=None) -> list[dict]:
-    """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
+    """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it),
+    what ``taskspace benchmarks --json`` prints. Without ``store``, the configured one.
+
+    Raises :class:`~indexer.errors.InputError` (a ValueError) for a ``store`` that is no store (``.item`` ``store``);
+    :class:`~indexer.errors.NotFoundError` (a LookupError) for a home never indexed (``.item`` None);
+    :class:`~indexer.errors.StoreError` when the database cannot be used. All derive from
+    :class:`~indexer.errors.IndexerError`."""
     check_stores(store)  # a URL given for it: the InputError naming store (before, an AttributeError from SQL's call)
     if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
         from .query import _shared_sql
@@ -507,7 +523,14 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first), and ``space``: the index name
     of the space they are of (``space``, else the default). ``keep``: keep the every-model rows of the strengths for
     the process's next pages (:func:`_every_rows`); False for a process that asks one page (``taskspace model``),
-    which then neither reads the index's state they are kept with nor keeps them: the same page."""
+    which then neither reads the index's state they are kept with nor keeps them: the same page. ``model_id``: its
+    key, Hub id or any alias. What ``taskspace model ID --json`` prints.
+
+    Raises :class:`~indexer.errors.InputError` (a ValueError) for a bad argument, ``.item`` naming it (``model``,
+    ``strengths``); :class:`~indexer.errors.NotFoundError` (a LookupError) for an unknown model (``.item``
+    ``model``; the message names the close ones) or space (``space``), or an empty index or a home never indexed
+    (``.item`` None); :class:`~indexer.errors.StoreError` when the store cannot be used. All derive from
+    :class:`~indexer.errors.IndexerError`."""
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)

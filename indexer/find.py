@@ -392,7 +392,8 @@ class Evidence:
 
 @dataclass
 class ModelResult:
-    """One ranked model (see the module docstring for the JSON form)."""
+    """One ranked model (see the module docstring for the JSON form, :meth:`to_dict`: there ``low`` and ``high`` are
+    ``interval``, ``[low, high]``, and ``payload``, the raw index payload, is left out)."""
 
     model: str
     hub_id: str | None
@@ -440,7 +441,8 @@ def _num(x, digits: int = 6):
 class FindResult:
     """The answer of :func:`find_models`: ``query`` (as understood), ``space``, ``results`` (best first),
     ``excluded`` / ``missing_metadata`` counts per filter, and ``timings`` (seconds: ``encode``, ``search``,
-    ``evidence``; not part of :meth:`to_dict`)."""
+    ``evidence``, ``total``; not part of :meth:`to_dict`). ``len()``, iteration and ``result[i]`` are its ``results``;
+    :meth:`to_dict` is the JSON object ``taskspace search --json`` prints (the module docstring)."""
 
     query: dict
     space: dict
@@ -799,13 +801,24 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
                 rank: str = "probability", evidence: int = 3, store=None, vectors=None, space=None,
                 offset: int = 0) -> FindResult:
     """Rank the indexed models for a task (see the module docstring). Exactly one of ``prompts`` (a string or a
-    list of example prompts), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
+    list of example prompts: any iterable of strings, a tuple, a numpy array), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
     ``k``: how many results (compare mode, ``models``: one name or a list, every listed model). ``offset``: skip the
     best ``offset`` first (a page of the ranking: the results are ranks ``offset + 1`` to ``offset + k`` of the ranking
     ``k = offset + k`` gives, whatever ``rank``, ``prefer_smaller`` and ``filters``; not with ``models``, whose
     answer lists every model given). ``evidence``: how many evidence prompts and
     benchmarks per result (0: none; the neighbourhood is still searched, for ``coverage``). Without ``store``/``vectors`` the configured
-    stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
+    stores (``TASKSPACE_HOME``'s, as the environment says it at the call) are opened once per process and reused
+    (:func:`indexer.query.close_cached` closes them). ``space``: an index name, an SQL id or an encoder name (None: the
+    default space).
+
+    Returns a :class:`FindResult`: iterate it (or index it, ``len()`` it) for its :class:`ModelResult` results, best
+    first; its ``to_dict()`` is the JSON of ``taskspace search --json`` and ``POST /v1/find``.
+
+    Raises :class:`~indexer.errors.InputError` (a ValueError) for a bad argument, ``.item`` naming it (``k``,
+    ``prompts[0]``, ``filters.licenses``, ``vector``); :class:`~indexer.errors.NotFoundError` (a LookupError) for an
+    unknown benchmark, model (``models[i]``) or space (``space``), or an empty index or a home never indexed (``.item``
+    None); :class:`~indexer.errors.StoreError` when the database or the vector index cannot be used. All derive from
+    :class:`~indexer.errors.IndexerError`."""
     from .query import _space_state, check_has_models
     from .space import space_name
 

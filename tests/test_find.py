@@ -2462,6 +2462,25 @@ def test_help_of_filters_shows_its_fields_as_parameters():
     assert "Filters(licenses: 'list[str] | None' = None, min_params" in shown
 
 
+def test_help_of_each_public_function_says_what_it_takes_returns_and_raises():
+    """`help()` of `indexer.find_models`, `list_models`, `list_benchmarks`, `model_detail` and `parse_params` names the
+    errors they raise (`InputError`, and `NotFoundError` for those that look names up, with `.item`), and
+    `list_models`' its arguments; before, none said what it raised (the README alone did), `list_models`' named
+    none of its arguments and `FindResult`'s left out `timings["total"]`."""
+    import pydoc
+
+    import indexer
+
+    for name in ("find_models", "list_models", "list_benchmarks", "model_detail", "parse_params"):
+        shown = pydoc.render_doc(getattr(indexer, name), renderer=pydoc.plaintext)
+        assert "InputError" in shown, name
+        if name != "parse_params":
+            assert "NotFoundError" in shown and ".item" in shown and "IndexerError" in shown, name
+    shown = pydoc.render_doc(indexer.list_models, renderer=pydoc.plaintext)
+    assert all(f"``{arg}``:" in shown for arg in ("benchmark", "offset", "limit", "filters", "space")), shown
+    assert "``total``" in (FindResult.__doc__ or "")
+
+
 def test_the_empty_index_error_names_the_library_call_to_a_python_caller(tmp_path, monkeypatch):
     """`indexer.find_models` on a home where nothing is indexed told a Python caller only to run `taskspace index`;
     it names the library's pass too (`indexer.pipeline.run_index`, README). The CLI's words are as they were
