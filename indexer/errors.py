@@ -131,9 +131,13 @@ def traceback_advice(logger: str) -> str:
 
 
 class IndexerError(Exception):
-    """Root of every taskspace error."""
+    """Root of every taskspace error. ``item``: the argument (or item) at fault, as a caller named it (``k``,
+    ``filters.licenses``, ``models[0]``, ``space``), the HTTP layer's ``field``; None where none is (an empty index, a
+    store that cannot be used). Every error has it (before, only those made with one: ``exc.item`` of the empty index's
+    NotFoundError was an AttributeError, though the README says None)."""
 
     exit_code = 1
+    item: str | None = None
 
 
 class ConfigError(IndexerError, ValueError):

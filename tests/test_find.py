@@ -2493,3 +2493,21 @@ def test_the_empty_index_error_names_the_library_call_to_a_python_caller(tmp_pat
     said = str(exc.value)
     assert said.startswith("the index is empty: run `taskspace index` first (the database ") and (
         "from Python, `indexer.pipeline.run_index`" in said) and ")" not in said[said.index("(") + 1:-1], said
+
+
+def test_every_taskspace_error_carries_item_none_when_no_argument_is_at_fault(tmp_path, monkeypatch):
+    """The README: errors carry `.item` naming the argument at fault, "None for an empty index". `find_models`,
+    `list_models` and `list_benchmarks` on a home never indexed raise the NotFoundError with `.item` None (before,
+    `exc.item` was AttributeError: only errors made with an item had one), and so does any IndexerError made without
+    one (a StoreError, a HubError), so `except IndexerError as e: e.item` holds for every one of them."""
+    from indexer import list_benchmarks, list_models
+    from indexer.errors import HubError, IndexerError, StoreError
+
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "never"))
+    for call in (lambda: find_models("x", k=3), lambda: list_models(limit=2), list_benchmarks):
+        with pytest.raises(NotFoundError, match="the index is empty") as exc:
+            call()
+        assert exc.value.item is None
+    for err in (IndexerError("x"), StoreError("x"), HubError("x"), NotFoundError("x")):
+        assert err.item is None
+    assert InputError("bad", item="k").item == "k"
