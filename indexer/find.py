@@ -698,10 +698,13 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
 def check_not_drifted(store, space, name: str, vectors=None) -> None:
     """For a query that filtered nothing out and found no model: a StoreError (exit 3, HTTP 503) when SQL holds model
     vectors of the space, i.e. the index lost them (emptied by hand, a damaged copy); nothing when SQL has none.
-    With ``vectors``: when the models index is there as the other embedded engine wrote it, the error says so."""
+    With ``vectors``: when the models index is there as the other embedded engine wrote it, or the store was opened on
+    the home instead of its ``qdrant`` folder (:meth:`~indexer.store.vectors.VectorStore.home_given`), the error says
+    so."""
     n = len(store.model_vector_keys(space.id))
     if n:
-        other = vectors.other_engines_index(name, "models") if vectors is not None else None
+        other = None if vectors is None else (vectors.other_engines_index(name, "models")
+                                              or vectors.home_given(name))
         if other is not None:
             raise StoreError(other)
         raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "

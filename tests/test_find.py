@@ -2511,3 +2511,27 @@ def test_every_taskspace_error_carries_item_none_when_no_argument_is_at_fault(tm
     for err in (IndexerError("x"), StoreError("x"), HubError("x"), NotFoundError("x")):
         assert err.item is None
     assert InputError("bad", item="k").item == "k"
+
+
+def test_a_vector_store_opened_on_the_home_names_the_qdrant_folder_it_meant(idx):
+    """`VectorStore(path=HOME)` (the home given where its index folder is meant, HOME/qdrant): a search says the index
+    is in HOME/qdrant and to open that folder; before, that the index "is missing" from HOME and that `taskspace
+    reindex` rebuilds it, which rebuilds TASKSPACE_HOME's index and leaves the caller's call as it was; `list_models`
+    that the index "has drifted"."""
+    from indexer import list_models
+    from indexer.config import get_settings
+    from indexer.errors import IndexMissingError, StoreError
+    from indexer.store.vectors import VectorStore
+
+    store, _, _ = idx
+    qdrant = get_settings().qdrant_path
+    wrong = VectorStore(path=qdrant.parent)
+    try:
+        with pytest.raises(IndexMissingError, match=re.escape(f"VectorStore(path='{qdrant}')")) as err:
+            find_models(ALPHA[0], store=store, vectors=wrong)
+        assert "reindex" not in str(err.value)
+        with pytest.raises(StoreError, match=re.escape(f"VectorStore(path='{qdrant}')")) as err:
+            list_models(store=store, vectors=wrong)  # (before: "the index has drifted", reindex)
+        assert "reindex" not in str(err.value)
+    finally:
+        wrong.close()

@@ -870,7 +870,20 @@ class VectorStore:
         """:func:`index_missing` of this store, or, when the folder holds the index as the other embedded engine wrote
         it, :meth:`other_engines_index`'s message."""
         return next(filter(None, (self.other_engines_index(space, k) for k in kinds)), None) or \
-            index_missing(space, kinds, self.where)
+            self.home_given(space) or index_missing(space, kinds, self.where)
+
+    def home_given(self, space: str) -> str | None:
+        """What to say when this embedded store was opened on a taskspace home (``VectorStore(path=HOME)``) whose
+        ``qdrant`` folder holds ``space``'s index: to open that folder. None otherwise. Before, the index "is missing"
+        and `taskspace reindex` rebuilds it, which rebuilds TASKSPACE_HOME's and leaves the caller's call as it was."""
+        if self.path is None or not (self.path / "qdrant").is_dir():
+            return None
+        inner = self.path / "qdrant"
+        if len(self.kinds_gone(inner, self.engine, space)) == len(KINDS):
+            return None
+        return (f"{self.path} holds no vector index of space {space!r}: it is a taskspace home, whose index is in its "
+                f"folder {inner}; open VectorStore(path={str(inner)!r}) (or leave vectors out, with TASKSPACE_HOME "
+                f"set to {self.path})")
 
     def other_engines_index(self, space: str, kind: str) -> str | None:
         """What to say when the embedded folder holds the (space, kind) index as the other embedded engine wrote it
