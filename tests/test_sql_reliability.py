@@ -183,6 +183,22 @@ def test_bad_urls_fail_fast_and_say_what_to_fix(url, needle):
     assert "TASKSPACE_DATABASE_URL" in str(info.value) and "topsecret" not in str(info.value)
 
 
+def test_a_file_path_given_for_the_url_is_answered_with_its_sqlite_url(tmp_path):
+    """`open_store("/x/home/taskspace.db")`, `open_store(Path(...))` or `open_store("/x/home")` (a path, the way a
+    Python caller points at a home's database): the DatabaseURLError names the SQLite URL of that file (of the home's
+    `taskspace.db` for a folder); before, "not a valid SQLAlchemy URL" and a made-up example path alone."""
+    from indexer.errors import DatabaseURLError
+
+    db = tmp_path / "taskspace.db"
+    with Store(f"sqlite:///{db}", upgrade=True):
+        pass
+    for given in (str(db), db, tmp_path, str(tmp_path / "new.db")):
+        with pytest.raises(DatabaseURLError, match="not a valid SQLAlchemy URL") as info:
+            Store(given)
+        want = tmp_path / "new.db" if str(given).endswith("new.db") else db
+        assert f"it is a file path: its SQLite URL is 'sqlite:///{want}'" in str(info.value), str(info.value)
+
+
 @pytest.mark.parametrize("damage", ["cut short", "not a database"])
 def test_a_damaged_sqlite_file_is_named_as_damaged_not_as_a_bad_url(tmp_path, damage):
     """A damaged SQLite file was reported as "check TASKSPACE_DATABASE_URL ... and that the server is running": the URL

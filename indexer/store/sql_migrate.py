@@ -82,6 +82,21 @@ def _masked_text(url: str) -> str:
     return re.sub(r"(//[^/@:]*:)[^@/]*@", r"\1***@", str(url))
 
 
+def _path_given(url) -> str:
+    """For a "URL" that is a file system path (``/x/home/taskspace.db``, a ``Path``, a home's folder ``/x/home``, as
+    a Python caller points ``open_store`` at a home's database): ``"; it is a file path: its SQLite URL is
+    'sqlite:///...'"`` (a folder's: its ``taskspace.db``); "" for anything else."""
+    text = str(url)
+    if not text or "://" in text:
+        return ""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        path = path / "taskspace.db"
+    elif not path.exists() and path.suffix not in (".db", ".sqlite", ".sqlite3"):
+        return ""
+    return f"; it is a file path: its SQLite URL is 'sqlite:///{path.resolve()}'"
+
+
 def make_engine(url: str) -> Engine:
     """A SQLAlchemy engine for ``url``; raises DatabaseURLError (a ConfigError and a
     StoreError) for a malformed URL or unknown driver, StoreError for a missing folder."""
@@ -89,7 +104,8 @@ def make_engine(url: str) -> Engine:
         parsed = make_url(url)
     except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number (before: its traceback)
         why = f" ({exc})" if isinstance(exc, ValueError) else ""
-        raise DatabaseURLError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
+        raise DatabaseURLError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}"
+                               f"{_path_given(url)}; {_URL_HELP}") from None
     if parsed.host and "@" in parsed.host:  # before: the driver's "failed to resolve host 'REST_OF_PASSWORD@host'"
         raise DatabaseURLError(
             f"database URL {safe_url(url)}: its password (or user name) holds an '@' that is not percent-encoded, so "
