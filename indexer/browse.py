@@ -531,7 +531,9 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     ``model``; the message names the close ones) or space (``space``), or an empty index or a home never indexed
     (``.item`` None); :class:`~indexer.errors.StoreError` when the store cannot be used. All derive from
     :class:`~indexer.errors.IndexerError`."""
-    if not isinstance(model_id, str) or not model_id.strip():
+    if not isinstance(model_id, str):  # said as what it is (before: "must be a non-empty string" for 5 or a list)
+        raise InputError(f"a model id must be a string, not {type(model_id).__name__}", item="model")
+    if not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
         raise InputError(f"model {model_id[:60]!r} {bad}", item="model")

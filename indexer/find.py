@@ -749,7 +749,9 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
             names = list(names)
         except TypeError:
             pass
-    if not isinstance(names, list) or not names:
+    if not isinstance(names, list):  # a dict, a number, bytes: said as what it is, as POST /v1/find's "models": 5
+        raise InputError(f"models must be a model name or a list of them, not {type(names).__name__}", item="models")
+    if not names:
         raise InputError("models must be a non-empty list of model names", item="models")
     names = [str(n) if isinstance(n, str) else n for n in names]  # numpy's str_ as the plain str it is
     for i, n in enumerate(names):

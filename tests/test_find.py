@@ -302,10 +302,28 @@ def test_compare_mode_takes_the_models_as_any_sequence_of_names_as_prompts_are_t
         got = ask(idx, BETA[2], models=given)
         assert [r.model for r in got] == [r.model for r in want] and got.query["models"] == want.query["models"]
         assert all(type(m) is str for m in got.query["models"])
-    for bad in (np.array([], dtype=str), {"org/small": 1}, 5):
-        with pytest.raises(InputError, match="models must be a non-empty list of model names") as err:
+    with pytest.raises(InputError, match="models must be a non-empty list of model names") as err:
+        ask(idx, BETA[2], models=np.array([], dtype=str))
+    assert err.value.item == "models"
+
+
+def test_a_wrong_type_for_models_or_a_model_id_is_said_with_the_type_given(idx):
+    """`find_models(models={...})` (or `5`, `b"org/x"`) and `model_detail(5)` (or a list of ids) say the type they
+    were given, as `benchmark=5` and `POST /v1/find`'s `"models": 5` do; before, "models must be a non-empty list of
+    model names" and "a model id must be a non-empty string", whatever they were given."""
+    from indexer import model_detail
+
+    store, vectors, _ = idx
+    for bad, said in (({"org/small": 1}, "dict"), (5, "int"), (b"org/small", "bytes")):
+        with pytest.raises(InputError, match=f"models must be a model name or a list of them, not {said}$") as err:
             ask(idx, BETA[2], models=bad)
         assert err.value.item == "models"
+    for bad, said in ((5, "int"), (["org/small"], "list"), (None, "NoneType")):
+        with pytest.raises(InputError, match=f"a model id must be a string, not {said}$") as err:
+            model_detail(bad, store=store, vectors=vectors)
+        assert err.value.item == "model"
+    with pytest.raises(InputError, match="a model id must be a non-empty string$"):
+        model_detail("  ", store=store, vectors=vectors)
 
 
 def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
