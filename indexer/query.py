@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -206,6 +207,10 @@ def empty_index(store, space: str | None = None, missing: tuple | None = None) -
         where = f"the database {missing[0]}"
         what = (f"does not exist: nothing is indexed in TASKSPACE_HOME={missing[1]}" if missing[1] is not None else
                 "does not exist (TASKSPACE_DATABASE_URL): nothing is indexed there")
+        above = Path(missing[1]).parent if missing[1] is not None else None
+        if above is not None and (above / "taskspace.db").is_file():  # TASKSPACE_HOME=HOME/qdrant: the home it meant
+            what += (f", but the folder above it, {above}, is a taskspace home, holding taskspace.db: set "
+                     f"TASKSPACE_HOME={above}")
     from .errors import CLI
 
     # a Python caller is named the library's pass too (README: run_index); no parenthesis in it, so that a server's

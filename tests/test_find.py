@@ -2553,3 +2553,18 @@ def test_a_vector_store_opened_on_the_home_names_the_qdrant_folder_it_meant(idx)
         assert "reindex" not in str(err.value)
     finally:
         wrong.close()
+
+
+def test_a_taskspace_home_set_to_a_folder_inside_a_home_names_the_home(tmp_path, monkeypatch):
+    """TASKSPACE_HOME set to a folder inside a home (its `qdrant` folder, the vector index's, as `ls HOME` shows it):
+    the empty-index error says the folder above is a taskspace home (it holds taskspace.db) and to set TASKSPACE_HOME
+    to it; before, only to run `taskspace index`, which would index into the folder inside."""
+    home = tmp_path / "home"
+    (home / "qdrant").mkdir(parents=True)
+    (home / "taskspace.db").touch()
+    monkeypatch.setenv("TASKSPACE_HOME", str(home / "qdrant"))
+    with pytest.raises(NotFoundError) as exc:
+        find_models("x", k=3)
+    assert f"but the folder above it, {home}, is a taskspace home, holding taskspace.db: set TASKSPACE_HOME={home};" in (
+        str(exc.value)), str(exc.value)
+    assert exc.value.item is None
