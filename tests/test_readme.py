@@ -231,3 +231,19 @@ def test_the_readme_serving_paragraph_names_every_api_route(tmp_path, monkeypatc
         for method in methods:
             said = f"{method.upper()} {path.replace('{model_id}', '{id}')}"
             assert f"`{said}`" in serving, said
+
+
+def test_the_readme_names_the_one_base_of_every_library_error():
+    """A Python caller catching the library's errors is told their one base, `indexer.errors.IndexerError`, and that
+    each carries `.item`; every error class of `indexer.errors` derives from it. Before, the README named
+    `InputError` and `NotFoundError` alone, so `except` clauses missed `StoreError`, `BusyError`, `HubError`, ..."""
+    import inspect
+
+    from indexer import errors
+
+    text = (ROOT / "README.md").read_text()
+    python = text[text.index("- **Browsing from Python**"):text.index("- **The ranked list alone**")]
+    assert "`indexer.errors.IndexerError`" in python and "`StoreError`" in python, python
+    for name, cls in inspect.getmembers(errors, inspect.isclass):
+        if issubclass(cls, Exception) and cls.__module__ == errors.__name__:
+            assert issubclass(cls, errors.IndexerError), name
