@@ -416,6 +416,32 @@ def test_the_card_names_every_column_of_the_model_records_and_what_gated_and_kin
     assert all(f"`{k}`" in row for k in set(t["kind"].to_pylist()))
 
 
+def test_the_card_names_every_column_of_every_file_it_lists(publisher, tmp_path):
+    """Each row of the card's "Files" table names every column of its file by the name a consumer reads in pandas or
+    ``datasets`` (spaces, patterns and benchmarks too, not only the model records), and tells the benchmarks' two
+    counts apart; before, ``benchmarks.parquet``'s row named no column ("name, group, metric, prompt count": the
+    columns are ``benchmark``, ``source_task``, ``num_fewshot``, ``config``, ``prompt_count`` and ``n_prompts``, ...),
+    and ``spaces.parquet``'s and ``patterns/<space>.parquet``'s left out ``key``, ``encoder_dim``,
+    ``calibration_n_cells``, ``calibration_links``, ``n``, ``width``, ``mc_seen`` and more."""
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    files = sorted(p.relative_to(tmp_path / "d") for p in (tmp_path / "d").rglob("*.parquet"))
+    assert {str(f.parent) for f in files} == {".", "models", "patterns", "prompts"}
+    missing = {}
+    for f in files:
+        label = f"`{f.parent}/<space>.parquet`" if str(f.parent) != "." else f"`{f.name}`"
+        (row,) = [ln for ln in card.splitlines() if ln.startswith(f"| {label} |")]
+        missing[str(f)] = [c for c in pq.read_table(tmp_path / "d" / f).column_names if f"`{c}`" not in row]
+    missing = {f: cs for f, cs in missing.items() if cs}
+    assert missing == {}
+    (row,) = [ln for ln in card.splitlines() if ln.startswith("| `benchmarks.parquet` |")]
+    assert "the prompts it holds" in row.split("`prompt_count`", 1)[1][:120]
+    assert "its `vector` is the mean of" in row.split("`n_prompts`", 1)[1][:80]
+
+
 def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "tester/recs") -> str:
     """The card of one auto-mc space of ``encoder_name`` (no I/O: :func:`indexer.card.card` on a spaces row)."""
     from indexer.card import card
