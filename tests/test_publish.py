@@ -2747,6 +2747,26 @@ def test_a_record_file_cut_short_is_refused_saying_so_and_what_to_do(publisher, 
     _assert_nothing_imported()
 
 
+def test_a_patterns_file_cut_short_is_the_one_problem_said_not_every_record_naming_its_pattern(publisher, tmp_path,
+                                                                                                monkeypatch):
+    """A patterns file cut short (or empty, or without a column) is reported once: its records' patterns are not
+    checked against a file that could not be read. Before, every model record was a problem of its own, "pattern
+    ... is not in patterns/<space>.parquet" (26 problems for the 25-model sample, the first 20 said), the cause one
+    item among them."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    (f,) = (tmp_path / "d" / "patterns").glob("*.parquet")
+    for damaged in (b"", f.read_bytes()[:20000]):
+        f.write_bytes(damaged)
+        with pytest.raises(InputError) as err:
+            pull(str(tmp_path / "d"))
+        said = str(err.value)
+        assert "1 problem(s) in the records" in said and f"patterns/{f.name}: not a readable Parquet file" in said, said
+        assert "is not in" not in said, said
+        _assert_nothing_imported()
+
+
 def test_a_space_whose_encoder_is_not_installed_says_the_others_can_be_pulled_alone(publisher, tmp_path, monkeypatch,
                                                                                     encoder):
     """A record set of two spaces, one made with an encoder not installed here (a publisher that moved to another
