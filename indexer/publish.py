@@ -880,6 +880,9 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
     # the models an earlier pull of these spaces had and these records lack: gone, as from a fresh pull of them (a
     # pass likewise drops a model with no result and no vector); before, each stayed listed, "not indexed"
     store.delete_models_without_results()
+    if store.has_outcomes():  # raw results here: the pulled spaces are not read-only, a pass re-solves them
+        for sid in ids:
+            _warn_writable(store, sid, origin)
     out = []
     for rec, sid in zip(spaces, ids):
         done = reindex(store, vectors, sid, kinds=("models", "benchmarks"), ensure=ensure)
@@ -890,6 +893,26 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
                     "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})
     return PullResult(origin, out, time.perf_counter() - t0, removed=removed)
+
+
+def _warn_writable(store, space_id: int, origin: str) -> None:
+    """A warning when a space is pulled into a home holding raw results of its own (another space built here): it is
+    not read-only, so the pass that solves it (:func:`indexer.spaces.update_command`) re-solves it from this home's
+    results, replacing the publisher's vectors and removing the pulled models measured nowhere here. Before, the pull
+    said nothing, and the next ``taskspace index`` left 25 of 147 pulled models ("models removed 122")."""
+    from .space import space_name
+    from .spaces import update_command
+
+    sp = store.get_space(space_id)
+    cmd = update_command(sp)
+    if cmd is None:  # no setting of this taskspace builds it: no pass touches it
+        return
+    lost = len(store.orphan_model_vectors(space_id))
+    total = len(store.model_vector_keys(space_id))
+    log.warning("pull: this home holds raw results, so space %s pulled from %s is not read-only: `%s` solves it from "
+                "this home's results, replacing the publisher's vectors%s; pull into a TASKSPACE_HOME of its own to "
+                "keep the publisher's records as they are", space_name(sp), origin, cmd,
+                f", and removes the {lost} of the {total} pulled model(s) measured nowhere here" if lost else "")
 
 
 def _with_centres(rec):

@@ -1331,6 +1331,49 @@ def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch)
         store_b.close()
 
 
+def test_a_pull_into_a_home_with_raw_results_warns_that_a_pass_replaces_the_records(publisher, tmp_path, monkeypatch,
+                                                                                      caplog):
+    """Pulled into a home that holds raw results of its own (another method's space built here, of 3 of the 25
+    models), a space is not read-only: the pull warns, naming the space, that the command whose pass solves it
+    (`taskspace index`: the configured space) re-solves it from this home's results and removes the pulled models
+    measured nowhere here (22 of 25), and to pull into a home of its own to keep the records; the next pass does just
+    that. Before, found pulling a dataset into a home indexed with TASKSPACE_METHOD=auto: the pull said nothing, and
+    the next `taskspace index` left 25 of the 147 pulled models ("models removed 122")."""
+    import logging
+
+    from indexer.pipeline import run_index
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    few = tmp_path / "few"
+    few.mkdir()
+    shutil.copy(tmp_path / "sample" / "prompts.jsonl", few / "prompts.jsonl")
+    lines = (tmp_path / "sample" / "outcomes.csv").read_text().splitlines(keepends=True)
+    keep = sorted({ln.split(",")[0] for ln in lines[1:]})[:3]
+    (few / "outcomes.csv").write_text(lines[0] + "".join(ln for ln in lines[1:] if ln.split(",")[0] in keep))
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    assert run_index([SourceSpec(str(few))]).status == "ok"
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        res = pull(str(tmp_path / "d"))
+    (name,) = [s["space"] for s in res.spaces]
+    said = " ".join(r.getMessage() for r in caplog.records if "not read-only" in r.getMessage())
+    assert f"space {name} pulled from {tmp_path / 'd'}" in said and "this home holds raw results" in said, said
+    assert "`taskspace index`" in said and "22 of the 25 pulled model(s)" in said, said
+    assert "TASKSPACE_HOME of its own" in said, said
+    report = run_index([])
+    assert report.status == "ok"
+    store_b = open_store()
+    try:
+        sp = next(s for s in store_b.list_spaces() if s.method == "auto-mc")
+        assert len(store_b.model_vector_keys(sp.id)) == 3
+    finally:
+        store_b.close()
+
+
 def test_a_repo_that_moved_meanwhile_is_not_overwritten(publisher, hub_server, monkeypatch):
     from indexer.errors import HubError
     from indexer.hub import HubClient
