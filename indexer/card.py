@@ -253,9 +253,14 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "`false` (not gated), `auto` or `manual` (access on request; a PEFT adapter of a gated base has its "
               "base's, as it runs only on the base's weights), so compare it with `\"false\"`: the string is true "
               "in Python and pandas; a `license` the model's card does not name is its one base model's), `space`, `encoder` (`name@revision`), `encoder_revision`, "
-              "`dim`, `method`, `lam`, `eps`, `vector` (list of float32) and its `layout`, the posterior of its "
-              "scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed accuracy, n), "
-              "`inputs_digest`, `computed_at`, `taskspace_version` |",
+              "`dim`, `method`, `lam`, `eps`, `vector` (list of float32) and its `layout` (text: `part[start:stop]` "
+              "per part, as `layout` in `spaces.parquet`, which is JSON), the posterior of its scores (`pattern` "
+              "(its coverage pattern), `model_lambda` (the ridge lambda its vector was solved with), `noise` (the "
+              "residual variance of its fit, in squared signed outcomes)), `n_prompts` (the prompts its `vector` was "
+              "solved from), `benchmarks` (one `{name, accuracy, n}` per benchmark it was measured on: `accuracy` "
+              "(the mean of its `n` outcome cells there, 0 to 1: the share answered correctly), `n` the outcome "
+              "cells), `inputs_digest` (a sha256 of the outcomes and prior its vector was solved from), "
+              "`computed_at` (ISO 8601, UTC: when its vector was solved), `taskspace_version` |",
               "| `patterns/<space>.parquet` | one per coverage pattern (the models observed on one set of prompts), "
               "named by a record's `pattern`: `key`, `n` (its prompts), `width`, `rank` and `free` (the shapes of its "
               "factors), `mc_seen` and `free_seen` (whether its models were observed on prompts with, and without, "

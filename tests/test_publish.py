@@ -455,6 +455,21 @@ def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "teste
     return card(repo, [sp], [], {space: {"models": 1, "benchmarks": 1}}, "0.1.0")
 
 
+def test_the_cards_model_records_row_gives_the_units_and_meaning_of_its_numbers():
+    """The card's row of ``models/<space>.parquet`` says what its numbers are in: a benchmark's ``accuracy`` a share
+    from 0 to 1 of its ``n`` outcome cells, ``n_prompts`` the prompts the vector was solved from, ``noise`` and
+    ``model_lambda`` the fit's residual variance and ridge lambda, ``computed_at`` ISO 8601 UTC, ``layout`` text of
+    ``part[start:stop]`` (the spaces table's is JSON); before, "`n_prompts`, `benchmarks` (name, observed accuracy,
+    n)": neither the scale of an accuracy (a share or a percent) nor what `n` and `n_prompts` count."""
+    card = _card_of("all-minilm-l6-v2-a9ac9c1645", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    (row,) = [ln for ln in card.splitlines() if ln.startswith("| `models/<space>.parquet` |")]
+    after = lambda col: row.split(f"`{col}` (", 1)[1][:160]  # noqa: E731 - what the card says right after a column
+    assert "0 to 1" in after("accuracy") and "outcome cells" in after("accuracy")
+    assert "prompts its `vector` was solved from" in after("n_prompts")
+    assert "residual variance" in after("noise") and "ridge lambda" in after("model_lambda")
+    assert "ISO 8601" in after("computed_at") and "`part[start:stop]`" in after("layout")
+
+
 def test_the_card_says_how_many_lines_each_example_has():
     """The sentence before each space's example gives its line count: 12 for the default `auto-mc` (the option split,
     the coverage share, the level/deviation map and the groups' average models), 5 for `auto`; before, every card
