@@ -853,6 +853,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
                  whole: bool = False) -> PullResult:
     """``whole``: the record set was pulled whole (no ``--space``): the spaces an earlier pull of the same dataset
     brought and it no longer holds are removed (:func:`_drop_withdrawn`)."""
+    from .space import SpaceSpec
     from .store.sql_records import ImportedSpace
     from .sync import reindex
 
@@ -875,6 +876,8 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
                            benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases,
                            prior=r.prior, coverage=r.coverage)
              for r in spaces]
+    # the models each space held here before: those the records lack are removed by the import, and said
+    held = {SpaceSpec.of(sp).key: set(store.model_vector_keys(sp.id)) for sp in store.list_spaces()}
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
     removed = _drop_withdrawn(store, vectors, spaces, origin) if whole else []
     # the models an earlier pull of these spaces had and these records lack: gone, as from a fresh pull of them (a
@@ -891,7 +894,8 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
         store.finish_pull(sid)  # before, a pull stopped before here left a marker that said nothing of it
         out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
-                    "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})
+                    "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin),
+                    "models_removed": len(held.get(rec.spec.key, set()) - set(store.model_vector_keys(sid)))})
     return PullResult(origin, out, time.perf_counter() - t0, removed=removed)
 
 

@@ -218,6 +218,30 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
         store_b.close()
 
 
+def test_a_pull_of_records_lacking_models_an_earlier_pull_brought_says_how_many_it_removed(publisher, tmp_path,
+                                                                                          monkeypatch, capsys):
+    """Pulling records of a space that hold fewer models than the earlier pull of it here (an older revision, or
+    the publisher removed some) says how many of the models the space held are gone: the line of `taskspace pull`
+    and `models_removed` in its JSON (0 on a first pull, and on the same records again). Before, found pulling
+    `hub:ORG/NAME@OLD` of 25 models over the 147 of its newer revision: "25 model(s), 14 benchmark vector(s) from
+    ...", the 122 removed without a word."""
+    from helpers import run_cli
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d1")
+    (sp,) = store_a.list_spaces()
+    store_a.delete_model_vectors(sp.id, [_key(store_a, LLAMA), _key(store_a, MISTRAL)])
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d2")
+    _home(tmp_path, monkeypatch, "home_b")
+    assert pull(str(tmp_path / "d1")).spaces[0]["models_removed"] == 0
+    assert pull(str(tmp_path / "d1")).spaces[0]["models_removed"] == 0
+    code, out, err = run_cli(capsys, "pull", str(tmp_path / "d2"))
+    assert code == 0 and "23 model(s)" in out, (out, err)
+    assert "2 model(s) the space held here are not in these records and were removed" in out, out
+    code, out, err = run_cli(capsys, "pull", str(tmp_path / "d1"), "--json")
+    assert code == 0 and json.loads(out)["spaces"][0]["models_removed"] == 0, out
+
+
 def test_a_users_own_parquet_under_models_is_deleted_and_said_so_not_counted_as_removed_records(publisher, hub_server,
                                                                                                   monkeypatch):
     """A file under models/ that no published space names (the user's own copy of the records) is deleted, as
