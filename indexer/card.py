@@ -216,9 +216,19 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "maps it to a probability.", "",
               "## Files", "",
               "| file | rows |", "|---|---|",
-              "| `spaces.parquet` | one per embedding space: encoder id and revision, dimension, method, lambda, eps, "
-              "params, the vector layout, the calibration `p = 1 / (1 + exp(-(calibration_a + calibration_b * score)))`, or "
-              "where `calibration_level` is set (spaces whose vectors end with `level` and `prior_mu`) `logit p = "
+              "| `spaces.parquet` | one per embedding space: `space` (its name: the `<space>` of the other files' "
+              "names and their `space` column), `key` (the sha256 of its settings, hex), `encoder` (`name@revision`), "
+              "`encoder_name`, `encoder_revision` (below), `encoder_dim` (the encoder's embedding width `d`), `dim` "
+              "(the vectors' width), `method`, `lam`, `eps`, `params` (JSON text: the method's settings), `layout` "
+              "(JSON text: the vector's parts, as in the tables below), `n_models` (its models file's rows), "
+              "`created_at` (ISO 8601, UTC); the calibration, fitted on `calibration_n_cells` held-out outcome cells "
+              "of `calibration_n_models` models (`calibration_spread`: the variance across those models of their mean "
+              "signed outcome; `prior_models`: how many models `prior` is the mean of; `calibration_lam_cap`, "
+              "`calibration_region_var` and `calibration_links` (lists of benchmark names): terms of the intervals and "
+              "of the logit, under \"Uncertainty\"; each null where the space's map has none): `calibration_a` and "
+              "`calibration_b` give `p = 1 / (1 + exp(-(calibration_a + calibration_b * score)))`, or "
+              "where `calibration_level` is set (spaces whose vectors end with `level` and `prior_mu`), with "
+              "`calibration_specific` and `calibration_shared`, `logit p = "
               "calibration_a + calibration_level * l + calibration_specific * (score - l - U) + calibration_shared * U` "
               "with `l` the model's level and `U = prior . row - prior_mu` (`prior`: the space's prior; where the "
               "vectors also carry `prior_w`, the prior is one row per answer format, flattened, `U = m . (prior_f . "
@@ -243,18 +253,30 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "`false` (not gated), `auto` or `manual` (access on request; a PEFT adapter of a gated base has its "
               "base's, as it runs only on the base's weights), so compare it with `\"false\"`: the string is true "
               "in Python and pandas; a `license` the model's card does not name is its one base model's), `space`, `encoder` (`name@revision`), `encoder_revision`, "
-              "`dim`, `method`, `lam`, `eps`, `vector` (list of float32) and its `layout`, the posterior of its "
-              "scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed accuracy, n), "
-              "`inputs_digest`, `computed_at`, `taskspace_version` |",
-              "| `patterns/<space>.parquet` | the posterior factors of each coverage pattern (float32): with a record's "
-              "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals); `observed`: "
+              "`dim`, `method`, `lam`, `eps`, `vector` (list of float32) and its `layout` (text: `part[start:stop]` "
+              "per part, as `layout` in `spaces.parquet`, which is JSON), the posterior of its scores (`pattern` "
+              "(its coverage pattern), `model_lambda` (the ridge lambda its vector was solved with), `noise` (the "
+              "residual variance of its fit, in squared signed outcomes)), `n_prompts` (the prompts its `vector` was "
+              "solved from), `benchmarks` (one `{name, accuracy, n}` per benchmark it was measured on: `accuracy` "
+              "(the mean of its `n` outcome cells there, 0 to 1: the share answered correctly), `n` the outcome "
+              "cells), `inputs_digest` (a sha256 of the outcomes and prior its vector was solved from), "
+              "`computed_at` (ISO 8601, UTC: when its vector was solved), `taskspace_version` |",
+              "| `patterns/<space>.parquet` | one per coverage pattern (the models observed on one set of prompts), "
+              "named by a record's `pattern`: `key`, `n` (its prompts), `width`, `rank` and `free` (the shapes of its "
+              "factors), `mc_seen` and `free_seen` (whether its models were observed on prompts with, and without, "
+              "answer options), the posterior factors `mu`, `w`, `V`, `K`, `Cinv` (float32 lists, row-major; what "
+              "each is: after the example of a space with intervals): with a record's "
+              "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals); `observed` (bytes): "
               "the indexed prompts the pattern's models were observed on, one bit per row of "
               "`prompts/<space>.parquet` (`numpy.unpackbits(numpy.frombuffer(observed, \"uint8\"), bitorder=\"little\")[:rows]`; null where not "
               "known) |",
               "| `prompts/<space>.parquet` | one per indexed prompt: `hash` (sha256 of its text; no text), `benchmarks`, "
               "`vector` (its query row): the neighbours taskspace fills a question typed without options from |",
-              "| `benchmarks.parquet` | one per (benchmark, space): name, group, metric, prompt count, the benchmark's "
-              "vector (the mean of its prompts' query rows: record . vector = the model's mean predicted success) |",
+              "| `benchmarks.parquet` | one per (benchmark, space): `benchmark` (its name), `group`, `source_task`, "
+              "`metric` (the outcome its sources read), `num_fewshot`, `config` (JSON text), `prompt_count` (the "
+              "prompts it holds), `space`, `vector` (the mean of its prompts' query rows: record . vector = the "
+              "model's mean predicted success), `n_prompts` (the prompts its `vector` is the mean of), `computed_at` "
+              "(ISO 8601, UTC); the fields a source did not give are null |",
               "", "## Spaces", ""]
     lines += ["| space | encoder | method | dim | lambda | eps | models | benchmarks | calibrated on |",
               "|---|---|---|---|---|---|---|---|---|"]

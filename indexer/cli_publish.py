@@ -104,4 +104,6 @@ def pull(
         typer.echo(f"{c['variable']} is set: pulled {held} at {c['revision']} from the Hub cache ({which}){spelled}; "
                    "could not check the Hub for a newer revision")
     for s in res.spaces:
-        typer.echo(f"{s['space']}: {s['models']} model(s), {s['benchmarks']} benchmark vector(s) from {res.origin}")
+        gone = (f"; {s['models_removed']} model(s) the space held here are not in these records and were removed"
+                if s.get("models_removed") else "")
+        typer.echo(f"{s['space']}: {s['models']} model(s), {s['benchmarks']} benchmark vector(s) from {res.origin}{gone}")

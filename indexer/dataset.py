@@ -711,7 +711,8 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                 seen.add(m["model"])
                 if m["space"] != spec.name:
                     errors.add(w, f"space {m['space']!r} is not the file's space {spec.name}")
-                if m["pattern"] is not None and m["pattern"] not in keys:
+                # against a patterns file that was read: one that could not be is its own problem, not every record's
+                if pt is not None and m["pattern"] is not None and m["pattern"] not in keys:
                     errors.add(w, f"pattern {m['pattern']} is not in {pname}")
                 for c in ("model_lambda", "noise"):
                     if m[c] is not None and not (math.isfinite(m[c]) and m[c] >= 0):

@@ -853,6 +853,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
                  whole: bool = False) -> PullResult:
     """``whole``: the record set was pulled whole (no ``--space``): the spaces an earlier pull of the same dataset
     brought and it no longer holds are removed (:func:`_drop_withdrawn`)."""
+    from .space import SpaceSpec
     from .store.sql_records import ImportedSpace
     from .sync import reindex
 
@@ -875,11 +876,16 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
                            benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases,
                            prior=r.prior, coverage=r.coverage)
              for r in spaces]
+    # the models each space held here before: those the records lack are removed by the import, and said
+    held = {SpaceSpec.of(sp).key: set(store.model_vector_keys(sp.id)) for sp in store.list_spaces()}
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
     removed = _drop_withdrawn(store, vectors, spaces, origin) if whole else []
     # the models an earlier pull of these spaces had and these records lack: gone, as from a fresh pull of them (a
     # pass likewise drops a model with no result and no vector); before, each stayed listed, "not indexed"
     store.delete_models_without_results()
+    if store.has_outcomes():  # raw results here: the pulled spaces are not read-only, a pass re-solves them
+        for sid in ids:
+            _warn_writable(store, sid, origin)
     out = []
     for rec, sid in zip(spaces, ids):
         done = reindex(store, vectors, sid, kinds=("models", "benchmarks"), ensure=ensure)
@@ -888,8 +894,29 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
         store.finish_pull(sid)  # before, a pull stopped before here left a marker that said nothing of it
         out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
-                    "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})
+                    "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin),
+                    "models_removed": len(held.get(rec.spec.key, set()) - set(store.model_vector_keys(sid)))})
     return PullResult(origin, out, time.perf_counter() - t0, removed=removed)
+
+
+def _warn_writable(store, space_id: int, origin: str) -> None:
+    """A warning when a space is pulled into a home holding raw results of its own (another space built here): it is
+    not read-only, so the pass that solves it (:func:`indexer.spaces.update_command`) re-solves it from this home's
+    results, replacing the publisher's vectors and removing the pulled models measured nowhere here. Before, the pull
+    said nothing, and the next ``taskspace index`` left 25 of 147 pulled models ("models removed 122")."""
+    from .space import space_name
+    from .spaces import update_command
+
+    sp = store.get_space(space_id)
+    cmd = update_command(sp)
+    if cmd is None:  # no setting of this taskspace builds it: no pass touches it
+        return
+    lost = len(store.orphan_model_vectors(space_id))
+    total = len(store.model_vector_keys(space_id))
+    log.warning("pull: this home holds raw results, so space %s pulled from %s is not read-only: `%s` solves it from "
+                "this home's results, replacing the publisher's vectors%s; pull into a TASKSPACE_HOME of its own to "
+                "keep the publisher's records as they are", space_name(sp), origin, cmd,
+                f", and removes the {lost} of the {total} pulled model(s) measured nowhere here" if lost else "")
 
 
 def _with_centres(rec):

@@ -218,6 +218,30 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
         store_b.close()
 
 
+def test_a_pull_of_records_lacking_models_an_earlier_pull_brought_says_how_many_it_removed(publisher, tmp_path,
+                                                                                          monkeypatch, capsys):
+    """Pulling records of a space that hold fewer models than the earlier pull of it here (an older revision, or
+    the publisher removed some) says how many of the models the space held are gone: the line of `taskspace pull`
+    and `models_removed` in its JSON (0 on a first pull, and on the same records again). Before, found pulling
+    `hub:ORG/NAME@OLD` of 25 models over the 147 of its newer revision: "25 model(s), 14 benchmark vector(s) from
+    ...", the 122 removed without a word."""
+    from helpers import run_cli
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d1")
+    (sp,) = store_a.list_spaces()
+    store_a.delete_model_vectors(sp.id, [_key(store_a, LLAMA), _key(store_a, MISTRAL)])
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d2")
+    _home(tmp_path, monkeypatch, "home_b")
+    assert pull(str(tmp_path / "d1")).spaces[0]["models_removed"] == 0
+    assert pull(str(tmp_path / "d1")).spaces[0]["models_removed"] == 0
+    code, out, err = run_cli(capsys, "pull", str(tmp_path / "d2"))
+    assert code == 0 and "23 model(s)" in out, (out, err)
+    assert "2 model(s) the space held here are not in these records and were removed" in out, out
+    code, out, err = run_cli(capsys, "pull", str(tmp_path / "d1"), "--json")
+    assert code == 0 and json.loads(out)["spaces"][0]["models_removed"] == 0, out
+
+
 def test_a_users_own_parquet_under_models_is_deleted_and_said_so_not_counted_as_removed_records(publisher, hub_server,
                                                                                                   monkeypatch):
     """A file under models/ that no published space names (the user's own copy of the records) is deleted, as
@@ -416,6 +440,32 @@ def test_the_card_names_every_column_of_the_model_records_and_what_gated_and_kin
     assert all(f"`{k}`" in row for k in set(t["kind"].to_pylist()))
 
 
+def test_the_card_names_every_column_of_every_file_it_lists(publisher, tmp_path):
+    """Each row of the card's "Files" table names every column of its file by the name a consumer reads in pandas or
+    ``datasets`` (spaces, patterns and benchmarks too, not only the model records), and tells the benchmarks' two
+    counts apart; before, ``benchmarks.parquet``'s row named no column ("name, group, metric, prompt count": the
+    columns are ``benchmark``, ``source_task``, ``num_fewshot``, ``config``, ``prompt_count`` and ``n_prompts``, ...),
+    and ``spaces.parquet``'s and ``patterns/<space>.parquet``'s left out ``key``, ``encoder_dim``,
+    ``calibration_n_cells``, ``calibration_links``, ``n``, ``width``, ``mc_seen`` and more."""
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    files = sorted(p.relative_to(tmp_path / "d") for p in (tmp_path / "d").rglob("*.parquet"))
+    assert {str(f.parent) for f in files} == {".", "models", "patterns", "prompts"}
+    missing = {}
+    for f in files:
+        label = f"`{f.parent}/<space>.parquet`" if str(f.parent) != "." else f"`{f.name}`"
+        (row,) = [ln for ln in card.splitlines() if ln.startswith(f"| {label} |")]
+        missing[str(f)] = [c for c in pq.read_table(tmp_path / "d" / f).column_names if f"`{c}`" not in row]
+    missing = {f: cs for f, cs in missing.items() if cs}
+    assert missing == {}
+    (row,) = [ln for ln in card.splitlines() if ln.startswith("| `benchmarks.parquet` |")]
+    assert "the prompts it holds" in row.split("`prompt_count`", 1)[1][:120]
+    assert "its `vector` is the mean of" in row.split("`n_prompts`", 1)[1][:80]
+
+
 def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "tester/recs") -> str:
     """The card of one auto-mc space of ``encoder_name`` (no I/O: :func:`indexer.card.card` on a spaces row)."""
     from indexer.card import card
@@ -427,6 +477,21 @@ def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "teste
           "encoder_dim": encoder_dim, "method": "auto-mc", "dim": dim, "lam": 1.0, "eps": 0.0, "calibration_a": None,
           "params_dict": params, "layout": dataset.layout(dim, params)}
     return card(repo, [sp], [], {space: {"models": 1, "benchmarks": 1}}, "0.1.0")
+
+
+def test_the_cards_model_records_row_gives_the_units_and_meaning_of_its_numbers():
+    """The card's row of ``models/<space>.parquet`` says what its numbers are in: a benchmark's ``accuracy`` a share
+    from 0 to 1 of its ``n`` outcome cells, ``n_prompts`` the prompts the vector was solved from, ``noise`` and
+    ``model_lambda`` the fit's residual variance and ridge lambda, ``computed_at`` ISO 8601 UTC, ``layout`` text of
+    ``part[start:stop]`` (the spaces table's is JSON); before, "`n_prompts`, `benchmarks` (name, observed accuracy,
+    n)": neither the scale of an accuracy (a share or a percent) nor what `n` and `n_prompts` count."""
+    card = _card_of("all-minilm-l6-v2-a9ac9c1645", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    (row,) = [ln for ln in card.splitlines() if ln.startswith("| `models/<space>.parquet` |")]
+    after = lambda col: row.split(f"`{col}` (", 1)[1][:160]  # noqa: E731 - what the card says right after a column
+    assert "0 to 1" in after("accuracy") and "outcome cells" in after("accuracy")
+    assert "prompts its `vector` was solved from" in after("n_prompts")
+    assert "residual variance" in after("noise") and "ridge lambda" in after("model_lambda")
+    assert "ISO 8601" in after("computed_at") and "`part[start:stop]`" in after("layout")
 
 
 def test_the_card_says_how_many_lines_each_example_has():
@@ -1301,6 +1366,49 @@ def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch)
     try:
         (sp,) = store_b.list_spaces()
         assert store_b.space_origin(sp.id) is None and not store_b.is_read_only(sp.id)
+    finally:
+        store_b.close()
+
+
+def test_a_pull_into_a_home_with_raw_results_warns_that_a_pass_replaces_the_records(publisher, tmp_path, monkeypatch,
+                                                                                      caplog):
+    """Pulled into a home that holds raw results of its own (another method's space built here, of 3 of the 25
+    models), a space is not read-only: the pull warns, naming the space, that the command whose pass solves it
+    (`taskspace index`: the configured space) re-solves it from this home's results and removes the pulled models
+    measured nowhere here (22 of 25), and to pull into a home of its own to keep the records; the next pass does just
+    that. Before, found pulling a dataset into a home indexed with TASKSPACE_METHOD=auto: the pull said nothing, and
+    the next `taskspace index` left 25 of the 147 pulled models ("models removed 122")."""
+    import logging
+
+    from indexer.pipeline import run_index
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    few = tmp_path / "few"
+    few.mkdir()
+    shutil.copy(tmp_path / "sample" / "prompts.jsonl", few / "prompts.jsonl")
+    lines = (tmp_path / "sample" / "outcomes.csv").read_text().splitlines(keepends=True)
+    keep = sorted({ln.split(",")[0] for ln in lines[1:]})[:3]
+    (few / "outcomes.csv").write_text(lines[0] + "".join(ln for ln in lines[1:] if ln.split(",")[0] in keep))
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    assert run_index([SourceSpec(str(few))]).status == "ok"
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        res = pull(str(tmp_path / "d"))
+    (name,) = [s["space"] for s in res.spaces]
+    said = " ".join(r.getMessage() for r in caplog.records if "not read-only" in r.getMessage())
+    assert f"space {name} pulled from {tmp_path / 'd'}" in said and "this home holds raw results" in said, said
+    assert "`taskspace index`" in said and "22 of the 25 pulled model(s)" in said, said
+    assert "TASKSPACE_HOME of its own" in said, said
+    report = run_index([])
+    assert report.status == "ok"
+    store_b = open_store()
+    try:
+        sp = next(s for s in store_b.list_spaces() if s.method == "auto-mc")
+        assert len(store_b.model_vector_keys(sp.id)) == 3
     finally:
         store_b.close()
 
@@ -2719,6 +2827,26 @@ def test_a_record_file_cut_short_is_refused_saying_so_and_what_to_do(publisher, 
     assert "magic bytes not found" in said and str(f) not in said, said
     assert "fetch the whole record set again" in said and "publish" in said, said
     _assert_nothing_imported()
+
+
+def test_a_patterns_file_cut_short_is_the_one_problem_said_not_every_record_naming_its_pattern(publisher, tmp_path,
+                                                                                                monkeypatch):
+    """A patterns file cut short (or empty, or without a column) is reported once: its records' patterns are not
+    checked against a file that could not be read. Before, every model record was a problem of its own, "pattern
+    ... is not in patterns/<space>.parquet" (26 problems for the 25-model sample, the first 20 said), the cause one
+    item among them."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    (f,) = (tmp_path / "d" / "patterns").glob("*.parquet")
+    for damaged in (b"", f.read_bytes()[:20000]):
+        f.write_bytes(damaged)
+        with pytest.raises(InputError) as err:
+            pull(str(tmp_path / "d"))
+        said = str(err.value)
+        assert "1 problem(s) in the records" in said and f"patterns/{f.name}: not a readable Parquet file" in said, said
+        assert "is not in" not in said, said
+        _assert_nothing_imported()
 
 
 def test_a_space_whose_encoder_is_not_installed_says_the_others_can_be_pulled_alone(publisher, tmp_path, monkeypatch,
