@@ -1059,3 +1059,39 @@ def test_a_reader_bug_in_a_worker_pass_says_the_traceback_is_in_the_workers_log(
     res = subprocess.run([sys.executable, str(script), "index"], capture_output=True, text=True, env=dict(os.environ),
                          timeout=240)
     assert res.returncode == 1 and "run with -v for the traceback" in res.stderr, res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("holder", ["taskspace serve", "ipykernel_launcher.py"])
+def test_a_worker_beside_a_server_on_the_embedded_index_says_it_waits_for_the_server_to_stop(tmp_path, caplog,
+                                                                                             monkeypatch, holder):
+    """`taskspace worker` started beside `taskspace serve` on one home's embedded index (or beside a notebook kernel
+    that searched through the library): the holder keeps the index for as long as it runs, not for a pass, so the
+    worker's log says what to do (let the server index with `serve --worker-every`, a Qdrant server; the kernel's
+    `close_cached()`) and, once it ran, that it waited for that process, not for a pass. Before, "waiting: trying
+    again every 30 s until it is free" alone, so a worker beside a server waited for days without a word of why, and
+    when the server stopped, "the lock is free (waited N s for the other pass)"."""
+    import logging
+
+    from indexer.store.vectors import _busy_error
+
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/taskspace", "worker", "--every", "6h"])
+    attempts = []
+
+    def busy(stop):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise _busy_error(tmp_path / "qdrant", f"4242 {holder}")
+        return "ok"
+
+    w = Worker("6h", busy, busy_retry_seconds=0.01, max_passes=1)
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert w.serve() == 0 and len(attempts) == 3
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert f"(pid 4242: {holder})" in line and "waiting: trying again every" in line, line
+    if holder == "taskspace serve":
+        assert "as long as it runs" in line and "`taskspace serve --worker-every INTERVAL`" in line, line
+        assert "TASKSPACE_QDRANT_URL" in line, line
+    else:
+        assert "indexer.query.close_cached()" in line, line
+    (free,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("the lock is free")]
+    assert "waited 0 s for the process that held it" in free and "the other pass" not in free, free
