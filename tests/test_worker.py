@@ -1095,3 +1095,32 @@ def test_a_worker_beside_a_server_on_the_embedded_index_says_it_waits_for_the_se
         assert "indexer.query.close_cached()" in line, line
     (free,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("the lock is free")]
     assert "waited 0 s for the process that held it" in free and "the other pass" not in free, free
+
+
+def test_a_pass_over_a_grown_source_says_the_outcomes_stored_not_added(tmp_path, caplog, capsys):
+    """A source whose file grew by a few rows between two worker passes is stored again whole (one result set per
+    source): the pass's line (and `taskspace index`'s summary) says how many outcome cells it stored, not that so many
+    were added. Before, a table of 750 outcomes grown by 125 logged "875 outcome(s) added", then "1000" for 125 more,
+    as if the index had grown by each revision's whole size."""
+    import logging
+
+    from indexer.pipeline import run_index
+
+    _tiny_configured_source(tmp_path, "grown")
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+        assert w.serve() == 0
+        with open(tmp_path / "data" / "outcomes.csv", "a") as f:
+            f.write("m2,p0,1\nm2,p1,0\nm2,p2,1\n")
+        w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+        assert w.serve() == 0
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
+    assert len(lines) == 2 and all("outcome(s) added" not in m for m in lines), lines
+    assert "6 outcome(s) stored" in lines[0] and "9 outcome(s) stored" in lines[1], lines
+    from indexer.cli_index import _print_run
+
+    with open(tmp_path / "data" / "outcomes.csv", "a") as f:
+        f.write("m3,p0,0\n")
+    _print_run(run_index())
+    out = capsys.readouterr().out
+    assert re.search(r"outcomes stored +10\n", out) and "outcomes added" not in out, out
