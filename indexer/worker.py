@@ -104,12 +104,12 @@ class Worker:
         # (the holder's message, since when, who) while another pass (or a server) holds the lock
         waiting: tuple[str, float, str] | None = None
         while not self.stop.is_set():
+            started = time.monotonic()  # the end of a wait for the lock (before: counted to the end of the pass)
             try:
                 report = self.run_pass(self.stop)
                 lost = 0
                 if waiting:
-                    log.info("the lock is free (waited %.0f s for %s); this pass ran", time.monotonic() - waiting[1],
-                             waiting[2])
+                    log.info("the lock is free (waited %.0f s for %s); this pass ran", started - waiting[1], waiting[2])
                     waiting = None
                 self.passes += 1
                 last_code = getattr(report, "exit_code", 0)

@@ -1124,3 +1124,25 @@ def test_a_pass_over_a_grown_source_says_the_outcomes_stored_not_added(tmp_path,
     _print_run(run_index())
     out = capsys.readouterr().out
     assert re.search(r"outcomes stored +10\n", out) and "outcomes added" not in out, out
+
+
+def test_the_wait_for_the_lock_is_counted_until_the_pass_starts_not_until_it_ends(caplog):
+    """"the lock is free (waited N s ...)" counts the time the worker waited, up to the start of its own pass; before,
+    up to the end of it, so a worker that waited 2 s for another worker's pass, then ran a 5 s pass of its own, said it
+    had waited 7 s (an hour's pass: an hour more than it waited)."""
+    import logging
+
+    attempts = []
+
+    def busy_then_slow(stop):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise BusyError("another taskspace process holds the 'index' lock (pid 1 on host)")
+        time.sleep(1.6)  # this worker's own pass
+        return "ok"
+
+    w = Worker("1h", busy_then_slow, busy_retry_seconds=0.01, max_passes=1)
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert w.serve() == 0
+    (free,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("the lock is free")]
+    assert free.startswith("the lock is free (waited 0 s for the other pass)"), free
