@@ -97,8 +97,11 @@ spec_argument = checked_option(_spec, lambda exc: f"{exc.message}" + (f" (given 
 
 
 def _interval(value: str) -> None:
-    from .schedule import parse_interval
+    from .errors import ConfigError
+    from .schedule import is_cron, parse_interval
 
+    if is_cron(value):  # a crontab line's schedule (before: "interval ... is not understood; write e.g. 6h")
+        raise ConfigError(f"{value!r} is a cron expression, not an interval: give it as --cron \"{value.strip()}\"")
     parse_interval(value)
 
 
