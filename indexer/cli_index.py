@@ -478,7 +478,8 @@ def runs(
     typer.echo(f"{'id':>5}  {'kind':<8} {'status':<11} {'started (UTC)':<20} {'took':>8}  {'solved':>6} {'embedded':>8} "
                f"{'errors':>6}")
     for r in recs:  # the kind: a reindex (or a pull) solves and embeds nothing, and read as an index pass that had no work
-        took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at else "-"
+        # a killed run's finish time is when the next pass marked it (days later, after a weekend): not how long it ran
+        took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at and r.status != "killed" else "-"
         c = r.counts or {}
         typer.echo(f"{r.id:>5}  {r.kind:<8} {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  "
                    f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {count_rejected(r.errors or []):>6}")

@@ -1146,3 +1146,30 @@ def test_the_wait_for_the_lock_is_counted_until_the_pass_starts_not_until_it_end
         assert w.serve() == 0
     (free,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("the lock is free")]
     assert free.startswith("the lock is free (waited 0 s for the other pass)"), free
+
+
+def test_runs_does_not_give_a_killed_run_the_time_until_the_next_pass_as_its_duration(TASKSPACE):
+    """A run its process left "running" (kill -9, an OOM kill, a lost machine), marked killed by the next pass: `runs`
+    shows its `took` as unknown ("-"), as before it was marked; before, the time from its start until the next pass
+    marked it: a worker killed on Friday and started again on Monday showed a pass that "took 259200.0s"."""
+    from datetime import timedelta
+
+    from helpers import dead_pid
+    from sqlalchemy import select, update
+
+    from indexer.store.sql import open_store
+    from indexer.store.sql_models import Run
+
+    store = open_store()
+    try:
+        gone = store.start_run("index")
+        with store.engine.begin() as conn:
+            started = conn.execute(select(Run.started_at).where(Run.id == gone)).scalar_one()
+            conn.execute(update(Run).where(Run.id == gone).values(pid=dead_pid(),
+                                                                 started_at=started - timedelta(days=3)))
+        assert store.mark_killed_runs("index") == [gone]
+    finally:
+        store.close()
+    res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
+    (row,) = [ln.split() for ln in res.stdout.splitlines() if ln.split()[:1] == [str(gone)]]
+    assert row[2] == "killed" and row[5] == "-", res.stdout
