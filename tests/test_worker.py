@@ -1173,3 +1173,32 @@ def test_runs_does_not_give_a_killed_run_the_time_until_the_next_pass_as_its_dur
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     (row,) = [ln.split() for ln in res.stdout.splitlines() if ln.split()[:1] == [str(gone)]]
     assert row[2] == "killed" and row[5] == "-", res.stdout
+
+
+def test_a_pass_says_which_stored_results_came_from_a_folder_now_gone_under_a_configured_source(tmp_path, caplog):
+    """A configured folder of several models' lm-eval runs, one model's folder deleted between passes (its results
+    judged bad, or moved away): the pass warns, naming the stored source whose folder is gone, that its results stay in
+    the index and that `taskspace sources drop LOCATION` removes them. Before, every later pass said "nothing new: 1
+    source(s) unchanged" and the index went on serving the deleted model's results without a word."""
+    import logging
+    import shutil
+
+    from indexer.pipeline import run_index
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    fixtures = Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out"
+    for name in ("fake-org__dummy-a", "fake-org__dummy-b"):
+        shutil.copytree(fixtures / name, runs / name)
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{runs}"\n')
+    assert run_index().status == "ok"
+    shutil.rmtree(runs / "fake-org__dummy-a")
+    with caplog.at_level(logging.WARNING):
+        report = run_index()
+    assert report.status == "ok" and report.exit_code == 0, report.errors
+    gone = [r.getMessage() for r in caplog.records if "fake-org__dummy-a" in r.getMessage()]
+    assert len(gone) == 1, caplog.text
+    assert f"taskspace sources drop {runs / 'fake-org__dummy-a'}" in gone[0] and "stay" in gone[0], gone
+    assert not any("dummy-b" in r.getMessage() for r in caplog.records), caplog.text
