@@ -402,7 +402,8 @@ def worker(
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever); then exit as `taskspace index` does for the last one (0 ok, 1 item errors)."),
 ) -> None:
-    """Run indexing passes on a schedule until SIGTERM/SIGINT/SIGHUP (finishes the current item, then exits).
+    """Run indexing passes on a schedule until SIGTERM/SIGINT/SIGHUP (finishes the current item, then exits 0; a
+    second signal exits at once (130)).
 
     Examples:
 

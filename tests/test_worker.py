@@ -1202,3 +1202,14 @@ def test_a_pass_says_which_stored_results_came_from_a_folder_now_gone_under_a_co
     assert len(gone) == 1, caplog.text
     assert f"taskspace sources drop {runs / 'fake-org__dummy-a'}" in gone[0] and "stay" in gone[0], gone
     assert not any("dummy-b" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_worker_help_gives_the_exit_codes_of_a_stop_by_signal():
+    """`taskspace worker -h` says how a worker stopped by a signal exits (0 after the first, which a service manager
+    reads as a clean stop; 130 for a second), as `taskspace --help` lists 143 for a terminated command and docs/WORKER.md
+    says the worker exits 0. Before, its help said "finishes the current item, then exits" and no code, so an operator
+    writing a systemd unit read 143 in the main help."""
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "worker", "-h"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "400"}, timeout=120)
+    said = " ".join(res.stdout.split())
+    assert res.returncode == 0 and "then exits 0" in said and "a second signal exits at once (130)" in said, said
