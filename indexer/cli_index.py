@@ -97,8 +97,11 @@ spec_argument = checked_option(_spec, lambda exc: f"{exc.message}" + (f" (given 
 
 
 def _interval(value: str) -> None:
-    from .schedule import parse_interval
+    from .errors import ConfigError
+    from .schedule import is_cron, parse_interval
 
+    if is_cron(value):  # a crontab line's schedule (before: "interval ... is not understood; write e.g. 6h")
+        raise ConfigError(f"{value!r} is a cron expression, not an interval: give it as --cron \"{value.strip()}\"")
     parse_interval(value)
 
 
@@ -367,7 +370,7 @@ def _print_run(report) -> None:
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
         ("sources quarantined", c.get("quarantined", 0)),
         ("models added", c.get("models_added", 0)), ("prompts added", c.get("prompts_added", 0)),
-        ("outcomes added", c.get("outcomes_added", 0)), ("prompts embedded", c.get("embedded", 0)),
+        ("outcomes stored", c.get("outcomes_added", 0)), ("prompts embedded", c.get("embedded", 0)),
         ("models solved", c.get("solved", 0)), ("models removed", c.get("removed", 0)),
         ("benchmark vectors", c.get("benchmarks", 0)), ("models pushed", c.get("pushed", 0)),
         ("collections rebuilt", ", ".join(c.get("rebuilt", [])) or "-"),
@@ -399,7 +402,8 @@ def worker(
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever); then exit as `taskspace index` does for the last one (0 ok, 1 item errors)."),
 ) -> None:
-    """Run indexing passes on a schedule until SIGTERM/SIGINT/SIGHUP (finishes the current item, then exits).
+    """Run indexing passes on a schedule until SIGTERM/SIGINT/SIGHUP (finishes the current item, then exits 0; a
+    second signal exits at once (130)).
 
     Examples:
 
@@ -475,7 +479,8 @@ def runs(
     typer.echo(f"{'id':>5}  {'kind':<8} {'status':<11} {'started (UTC)':<20} {'took':>8}  {'solved':>6} {'embedded':>8} "
                f"{'errors':>6}")
     for r in recs:  # the kind: a reindex (or a pull) solves and embeds nothing, and read as an index pass that had no work
-        took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at else "-"
+        # a killed run's finish time is when the next pass marked it (days later, after a weekend): not how long it ran
+        took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at and r.status != "killed" else "-"
         c = r.counts or {}
         typer.echo(f"{r.id:>5}  {r.kind:<8} {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  "
                    f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {count_rejected(r.errors or []):>6}")

@@ -254,13 +254,16 @@ class ReadOnlyError(StoreError, PermissionError):
 class BusyError(StoreError):
     """Another taskspace process holds the lock (indexing pass, local Qdrant folder). ``held``: who holds it, without
     the advice to wait and retry, for a process that waits and retries by itself (the worker's log line, the busy
-    pass of ``/readyz``); the message otherwise."""
+    pass of ``/readyz``); the message otherwise. ``lasting``: for a holder that keeps it as long as it runs, not for
+    a pass (a ``taskspace serve`` on the embedded index, a notebook kernel), what to do about it, which waiting does
+    not (the worker logs it with ``held``); None for a holder that lets it go when its work is done."""
 
     exit_code = 6
 
-    def __init__(self, message: str = "", *, held: str | None = None):
+    def __init__(self, message: str = "", *, held: str | None = None, lasting: str | None = None):
         super().__init__(message)
         self.held = held or message
+        self.lasting = lasting
 
 
 def one_line(text: str) -> str:

@@ -331,6 +331,8 @@ class Indexer:
                                        "errors": count_rejected(s.errors[before[2]:])})
             if bar is not None:
                 bar.close()
+            if not self.stop.is_set():
+                ing.summary.warnings.extend(_gone_from_folders(specs, self.store.list_sources()))
             self.store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
             self.store.lower_licenses()  # licenses an older taskspace stored as a card wrote them ('MIT')
             ing.fetch_model_metadata()
@@ -969,6 +971,32 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
 
 
 __all__ = ["Indexer", "RunReport", "Progress", "run_index", "STAGES"]
+
+
+def _gone_from_folders(specs: list[SourceSpec], stored) -> list[str]:
+    """A warning for each stored local source inside a configured folder that is no longer there (a model's run folder
+    deleted or moved out of an lm-eval output folder): its results stay, and ``sources drop`` removes them. Before,
+    the passes said "nothing new" and the index served the deleted results without a word."""
+    from .ingest import parse_spec, spec_kind
+
+    roots = []
+    for spec in specs:
+        try:
+            parsed = parse_spec(spec.spec)
+        except IndexerError:
+            continue  # _ingest_one reports it
+        if parsed.kind == "path" and Path(parsed.target).is_dir():
+            roots.append(Path(parsed.target).resolve())
+    out = []
+    for rec in stored:
+        if rec.kind == "pulled" or spec_kind(rec.location) != "path":
+            continue
+        where = Path(rec.location)
+        root = next((r for r in roots if r in where.parents), None)
+        if root is not None and not where.exists():
+            out.append(f"{rec.location}: stored from the configured folder {root}, which no longer holds it: its "
+                       f"results stay in the index; `taskspace sources drop {rec.location}` removes them")
+    return out
 
 
 def _empty_folder(spec: SourceSpec) -> bool:

@@ -179,7 +179,12 @@ def load(path: Path | str) -> list[SourceSpec]:
 
         raise ConfigError(f"{path}: not UTF-8 text ({utf8_position(exc)}); TOML files are UTF-8: save it as UTF-8, or "
                           "fix or delete the file") from None
-    except OSError as exc:  # a folder of that name, no permission to read it
+    except PermissionError as exc:  # another user's file (root's, mode 600): deleting it would lose the sources
+        import os
+
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}: this user (uid {os.geteuid()}) may not read "
+                          "it; make it readable (`chmod a+r`, or chown it) or run taskspace as a user who can") from None
+    except OSError as exc:  # a folder of that name
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}; it should be the TOML file of the "
                           "configured sources: fix or delete it") from None
     stray = sorted(set(data) - {"source"})

@@ -101,13 +101,15 @@ class Worker:
         a failed pass's own code). Before, 0 whatever the passes recorded."""
         last_code = 0
         lost = 0  # passes in a row that failed because the database ended their session, each run again soon
-        waiting: tuple[str, float] | None = None  # (the holder's message, since when) while another pass holds the lock
+        # (the holder's message, since when, who) while another pass (or a server) holds the lock
+        waiting: tuple[str, float, str] | None = None
         while not self.stop.is_set():
+            started = time.monotonic()  # the end of a wait for the lock (before: counted to the end of the pass)
             try:
                 report = self.run_pass(self.stop)
                 lost = 0
                 if waiting:
-                    log.info("the lock is free (waited %.0f s for the other pass); this pass ran", time.monotonic() - waiting[1])
+                    log.info("the lock is free (waited %.0f s for %s); this pass ran", started - waiting[1], waiting[2])
                     waiting = None
                 self.passes += 1
                 last_code = getattr(report, "exit_code", 0)
@@ -125,8 +127,12 @@ class Worker:
                 wait = self._retry_wait()
                 held = one_line(exc.held)  # who holds it, without the advice to retry: this worker does
                 if waiting is None or waiting[0] != held:  # once per holder: not a line every 30 s of its pass
-                    log.warning("%s; waiting: trying again every %s s until it is free", held, _seconds(wait))
-                    waiting = (held, waiting[1] if waiting else time.monotonic())
+                    # a holder for as long as it runs (a server on the embedded index): what to do, which waiting does
+                    # not; before, "until it is free" alone, a worker beside a server waiting for days without a word
+                    lasting = f"; {one_line(exc.lasting)}" if getattr(exc, "lasting", None) else ""
+                    log.warning("%s%s; waiting: trying again every %s s until it is free", held, lasting, _seconds(wait))
+                    waiting = (held, waiting[1] if waiting else time.monotonic(),
+                               "the process that held it" if lasting else "the other pass")
                 else:
                     log.debug("still busy: %s", held)
                 self._wait(wait)
@@ -177,9 +183,11 @@ def _seconds(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
 
 
-#: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`)
+#: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`);
+#: a changed source is stored whole, so its outcomes are the cells stored, not added (before: "875 outcome(s) added"
+#: for a table of 750 grown by 125)
 _DONE = (("sources", "source(s) ingested"), ("quarantined", "source(s) quarantined"),
-         ("models_added", "model(s) added"), ("prompts_added", "prompt(s) added"), ("outcomes_added", "outcome(s) added"),
+         ("models_added", "model(s) added"), ("prompts_added", "prompt(s) added"), ("outcomes_added", "outcome(s) stored"),
          ("embedded", "prompt(s) embedded"), ("solved", "model(s) solved"), ("removed", "model(s) removed"),
          ("benchmarks", "benchmark vector(s)"), ("pushed", "model(s) pushed"))
 

@@ -160,3 +160,23 @@ def test_a_cron_expression_can_name_its_time_zone(expr, after, expected):
 def test_an_unknown_cron_time_zone_is_a_config_error_naming_it(zone):
     with pytest.raises(ConfigError, match=f"time zone {zone!r} is not known; name an IANA zone such as CRON_TZ="):
         Cron(f"CRON_TZ={zone} 0 3 * * *")
+
+
+@pytest.mark.parametrize("args,option", [
+    (["worker", "--every", "0 3 * * *"], "'--every'"),
+    (["worker", "--every", "@daily"], "'--every'"),
+    (["serve", "--worker-every", "CRON_TZ=Europe/Berlin 0 3 * * *"], "'--worker-every' / '--every'"),
+])
+def test_a_cron_expression_given_as_an_interval_says_to_give_it_as_cron(args, option):
+    """A cron expression given to `worker --every` or `serve --worker-every` (the option a crontab line's schedule
+    goes to first) is a usage error saying it is a cron expression and to give it as --cron, the option that takes it
+    (exit 2), as `--cron 6h` says to use the interval option; before, "interval '0 3 * * *' is not understood; write
+    e.g. 6h, 30m, 1d or 1h30m", which did not say that the schedule was right and the option wrong."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, timeout=120)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"error: taskspace {args[0]}: Invalid value for {option}: "), lines
+    assert "is a cron expression, not an interval" in lines[0] and f'--cron "{args[2]}"' in lines[0], lines

@@ -856,3 +856,25 @@ def test_the_library_takes_a_str_file_and_pathlib_paths_and_names_a_spec_that_is
         assert err.value.item == "spec"
         with pytest.raises(InputError, match="^spec must be a path"):
             sourcelist.remove(file, bad)
+
+
+def test_a_sources_file_this_user_may_not_read_says_to_make_it_readable(tmp_path, monkeypatch):
+    """A sources.toml this user may not read (written by root with mode 600, a worker started as a service user): the
+    error (every pass of the worker, `taskspace index`) names the file and says to make it readable by this user, not
+    to "fix or delete it", which would lose the configured sources. Before, "cannot be read: Permission denied; it
+    should be the TOML file of the configured sources: fix or delete it"."""
+    import os
+
+    path = tmp_path / "sources.toml"
+    path.write_text('[[source]]\nspec = "/data/x"\n')
+    path.chmod(0)
+    if os.geteuid() == 0:  # root reads it all the same: the read fails as it does for another user
+        def denied(self, *a, **k):
+            raise PermissionError(13, "Permission denied", str(self))
+
+        monkeypatch.setattr(Path, "read_text", denied)
+    with pytest.raises(ConfigError) as err:
+        sourcelist.load(path)
+    said = str(err.value)
+    assert said.startswith(f"{path}: cannot be read: Permission denied") and "fix or delete" not in said, said
+    assert f"uid {os.geteuid()}" in said and "make it readable" in said and "chmod a+r" in said, said

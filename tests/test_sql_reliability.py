@@ -1134,3 +1134,32 @@ def test_a_write_of_the_local_qdrant_index_past_a_file_size_limit_says_the_limit
     out = res.stdout.strip()
     assert res.returncode == 0 and out.startswith("index: the local Qdrant index at "), (out, res.stderr[-2000:])
     assert "file-size limit of 1048576 bytes" in out and "ulimit -f" in out and "storage.sqlite" in out, out
+
+
+def test_a_sqlite_file_that_cannot_be_written_says_so_and_what_to_do(tmp_path):
+    """A home whose database file cannot be written while its folder can (another user's file, a file mounted
+    read-only; a worker started as another user than the one who indexed): the pass fails naming the file that cannot
+    be written and what to do (make it writable, or another TASKSPACE_HOME), exit 3, as a database that cannot even be
+    opened does. Before, "writing to the database failed, nothing of it was saved: attempt to write a readonly database"
+    alone, every scheduled pass of the worker, nothing saying why or what to do."""
+    import shlex
+    import shutil
+
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare to mount the file read-only")
+    home = tmp_path / "home"
+    home.mkdir()
+    Store(f"sqlite:///{home / 'taskspace.db'}", upgrade=True).close()  # a migrated database
+    db = shlex.quote(str(home / "taskspace.db"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cmd = shlex.join([sys.executable, "-m", "indexer.cli", "index"])
+    res = subprocess.run(["unshare", "-Urm", "sh", "-c", f"mount --bind {db} {db} && mount -o remount,bind,ro {db} "
+                          f"|| exit 97; exec {cmd}"], capture_output=True, text=True, timeout=300, cwd=root,
+                         env={**os.environ, "TASKSPACE_HOME": str(home), "PYTHONPATH": root})
+    if res.returncode == 97 or res.stderr.startswith("unshare:"):
+        pytest.skip("mount namespaces not allowed here")
+    assert res.returncode == 3, res.stderr[-2000:]
+    line = res.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr[-2000:]
+    assert f"because {home / 'taskspace.db'} cannot be written" in line and "make it writable" in line, line
+    assert "TASKSPACE_HOME" in line, line

@@ -1059,3 +1059,157 @@ def test_a_reader_bug_in_a_worker_pass_says_the_traceback_is_in_the_workers_log(
     res = subprocess.run([sys.executable, str(script), "index"], capture_output=True, text=True, env=dict(os.environ),
                          timeout=240)
     assert res.returncode == 1 and "run with -v for the traceback" in res.stderr, res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("holder", ["taskspace serve", "ipykernel_launcher.py"])
+def test_a_worker_beside_a_server_on_the_embedded_index_says_it_waits_for_the_server_to_stop(tmp_path, caplog,
+                                                                                             monkeypatch, holder):
+    """`taskspace worker` started beside `taskspace serve` on one home's embedded index (or beside a notebook kernel
+    that searched through the library): the holder keeps the index for as long as it runs, not for a pass, so the
+    worker's log says what to do (let the server index with `serve --worker-every`, a Qdrant server; the kernel's
+    `close_cached()`) and, once it ran, that it waited for that process, not for a pass. Before, "waiting: trying
+    again every 30 s until it is free" alone, so a worker beside a server waited for days without a word of why, and
+    when the server stopped, "the lock is free (waited N s for the other pass)"."""
+    import logging
+
+    from indexer.store.vectors import _busy_error
+
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/taskspace", "worker", "--every", "6h"])
+    attempts = []
+
+    def busy(stop):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise _busy_error(tmp_path / "qdrant", f"4242 {holder}")
+        return "ok"
+
+    w = Worker("6h", busy, busy_retry_seconds=0.01, max_passes=1)
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert w.serve() == 0 and len(attempts) == 3
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert f"(pid 4242: {holder})" in line and "waiting: trying again every" in line, line
+    if holder == "taskspace serve":
+        assert "as long as it runs" in line and "`taskspace serve --worker-every INTERVAL`" in line, line
+        assert "TASKSPACE_QDRANT_URL" in line, line
+    else:
+        assert "indexer.query.close_cached()" in line, line
+    (free,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("the lock is free")]
+    assert "waited 0 s for the process that held it" in free and "the other pass" not in free, free
+
+
+def test_a_pass_over_a_grown_source_says_the_outcomes_stored_not_added(tmp_path, caplog, capsys):
+    """A source whose file grew by a few rows between two worker passes is stored again whole (one result set per
+    source): the pass's line (and `taskspace index`'s summary) says how many outcome cells it stored, not that so many
+    were added. Before, a table of 750 outcomes grown by 125 logged "875 outcome(s) added", then "1000" for 125 more,
+    as if the index had grown by each revision's whole size."""
+    import logging
+
+    from indexer.pipeline import run_index
+
+    _tiny_configured_source(tmp_path, "grown")
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+        assert w.serve() == 0
+        with open(tmp_path / "data" / "outcomes.csv", "a") as f:
+            f.write("m2,p0,1\nm2,p1,0\nm2,p2,1\n")
+        w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+        assert w.serve() == 0
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
+    assert len(lines) == 2 and all("outcome(s) added" not in m for m in lines), lines
+    assert "6 outcome(s) stored" in lines[0] and "9 outcome(s) stored" in lines[1], lines
+    from indexer.cli_index import _print_run
+
+    with open(tmp_path / "data" / "outcomes.csv", "a") as f:
+        f.write("m3,p0,0\n")
+    _print_run(run_index())
+    out = capsys.readouterr().out
+    assert re.search(r"outcomes stored +10\n", out) and "outcomes added" not in out, out
+
+
+def test_the_wait_for_the_lock_is_counted_until_the_pass_starts_not_until_it_ends(caplog):
+    """"the lock is free (waited N s ...)" counts the time the worker waited, up to the start of its own pass; before,
+    up to the end of it, so a worker that waited 2 s for another worker's pass, then ran a 5 s pass of its own, said it
+    had waited 7 s (an hour's pass: an hour more than it waited)."""
+    import logging
+
+    attempts = []
+
+    def busy_then_slow(stop):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise BusyError("another taskspace process holds the 'index' lock (pid 1 on host)")
+        time.sleep(1.6)  # this worker's own pass
+        return "ok"
+
+    w = Worker("1h", busy_then_slow, busy_retry_seconds=0.01, max_passes=1)
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert w.serve() == 0
+    (free,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("the lock is free")]
+    assert free.startswith("the lock is free (waited 0 s for the other pass)"), free
+
+
+def test_runs_does_not_give_a_killed_run_the_time_until_the_next_pass_as_its_duration(TASKSPACE):
+    """A run its process left "running" (kill -9, an OOM kill, a lost machine), marked killed by the next pass: `runs`
+    shows its `took` as unknown ("-"), as before it was marked; before, the time from its start until the next pass
+    marked it: a worker killed on Friday and started again on Monday showed a pass that "took 259200.0s"."""
+    from datetime import timedelta
+
+    from helpers import dead_pid
+    from sqlalchemy import select, update
+
+    from indexer.store.sql import open_store
+    from indexer.store.sql_models import Run
+
+    store = open_store()
+    try:
+        gone = store.start_run("index")
+        with store.engine.begin() as conn:
+            started = conn.execute(select(Run.started_at).where(Run.id == gone)).scalar_one()
+            conn.execute(update(Run).where(Run.id == gone).values(pid=dead_pid(),
+                                                                 started_at=started - timedelta(days=3)))
+        assert store.mark_killed_runs("index") == [gone]
+    finally:
+        store.close()
+    res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
+    (row,) = [ln.split() for ln in res.stdout.splitlines() if ln.split()[:1] == [str(gone)]]
+    assert row[2] == "killed" and row[5] == "-", res.stdout
+
+
+def test_a_pass_says_which_stored_results_came_from_a_folder_now_gone_under_a_configured_source(tmp_path, caplog):
+    """A configured folder of several models' lm-eval runs, one model's folder deleted between passes (its results
+    judged bad, or moved away): the pass warns, naming the stored source whose folder is gone, that its results stay in
+    the index and that `taskspace sources drop LOCATION` removes them. Before, every later pass said "nothing new: 1
+    source(s) unchanged" and the index went on serving the deleted model's results without a word."""
+    import logging
+    import shutil
+
+    from indexer.pipeline import run_index
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    fixtures = Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out"
+    for name in ("fake-org__dummy-a", "fake-org__dummy-b"):
+        shutil.copytree(fixtures / name, runs / name)
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{runs}"\n')
+    assert run_index().status == "ok"
+    shutil.rmtree(runs / "fake-org__dummy-a")
+    with caplog.at_level(logging.WARNING):
+        report = run_index()
+    assert report.status == "ok" and report.exit_code == 0, report.errors
+    gone = [r.getMessage() for r in caplog.records if "fake-org__dummy-a" in r.getMessage()]
+    assert len(gone) == 1, caplog.text
+    assert f"taskspace sources drop {runs / 'fake-org__dummy-a'}" in gone[0] and "stay" in gone[0], gone
+    assert not any("dummy-b" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_worker_help_gives_the_exit_codes_of_a_stop_by_signal():
+    """`taskspace worker -h` says how a worker stopped by a signal exits (0 after the first, which a service manager
+    reads as a clean stop; 130 for a second), as `taskspace --help` lists 143 for a terminated command and docs/WORKER.md
+    says the worker exits 0. Before, its help said "finishes the current item, then exits" and no code, so an operator
+    writing a systemd unit read 143 in the main help."""
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "worker", "-h"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "400"}, timeout=120)
+    said = " ".join(res.stdout.split())
+    assert res.returncode == 0 and "then exits 0" in said and "a second signal exits at once (130)" in said, said

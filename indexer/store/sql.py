@@ -514,7 +514,9 @@ class _Tx:
                 f"locked for over {migrate.sqlite_busy_timeout(self.engine.url):g} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = (_timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
-                or file_size_limit_note(detail))
+                or file_size_limit_note(detail)
+                # a file another user owns, or mounted read-only (before: "attempt to write a readonly database" alone)
+                or (migrate.read_only_note(self.engine.url) if "readonly database" in detail else ""))
         # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);
         # not after the server said its idle-in-transaction timeout ended it (the same work meets it again)
         kind = ConnectionLostError if self._lost(exc, detail) else StoreError

@@ -251,12 +251,8 @@ def connect_error(url, exc: Exception) -> StoreError:
             "set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place with room")
     if path is not None and (limit := file_size_limit_note(detail)):
         return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{limit}")
-    if path is not None and (read_only := unwritable(path)) is not None:
-        return StoreError(
-            f"cannot use the database at {safe_url(url)}: {detail}, because {read_only} cannot be written (a read-only file "
-            "system, or no write permission): SQLite writes beside the file even to read it (its write-ahead log and "
-            "shared-memory files), so make it writable, or set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a "
-            "place you can write")
+    if path is not None and (read_only := read_only_note(url)):
+        return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{read_only}")
     if hint := _missing_hint(url, detail):
         return StoreError(f"cannot use the database at {safe_url(url)}: {detail}. {hint}")
     # a server away for now (restarting, failing over) rather than a wrong URL: the worker tries its pass again soon
@@ -337,6 +333,18 @@ def _missing_hint(url, detail: str) -> str:
                 "a line for them there and reload the server (`SELECT pg_reload_conf()`), or connect as they allow "
                 "(another user or database, `?sslmode=require`)")
     return ""
+
+
+def read_only_note(url) -> str:
+    """``", because F cannot be written ...: make it writable, or ..."`` for a SQLite database whose file or folder
+    cannot be written (a read-only file system, no write permission: another user's file); "" otherwise."""
+    path = sqlite_path(url)
+    read_only = unwritable(path) if path is not None else None
+    if read_only is None:
+        return ""
+    return (f", because {read_only} cannot be written (a read-only file system, or no write permission): SQLite writes "
+            "beside the file even to read it (its write-ahead log and shared-memory files), so make it writable, or set "
+            "TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place you can write")
 
 
 def sqlite_path(url) -> Path | None:

@@ -219,10 +219,15 @@ def _busy_error(path: Path, holder: str) -> BusyError:
     if not pid.isdigit() or not command:
         return BusyError(_BUSY.format(path), held=f"another taskspace process is using the index at {path}")
     mine = _command().split()[-1:]
+    lasting = None  # what to do about a holder that keeps the folder while it runs (BusyError.lasting)
     if command.split()[-1:] == ["serve"] and mine in (["index"], ["reindex"], ["worker"]):
         # not a query the server could answer (before: "send the query to it instead", to `taskspace reindex`)
         todo = ("stop it first (the embedded index is one process at a time); or let the server index: `taskspace "
                 "serve --worker-every INTERVAL` runs the indexing passes in its process")
+        lasting = ("a server holds the embedded index as long as it runs, so this worker's passes wait until it stops; "
+                   "to index while it serves, stop this worker and let the server index: `taskspace serve "
+                   "--worker-every INTERVAL` runs the indexing passes in its process; or use a Qdrant server "
+                   "(TASKSPACE_QDRANT_URL)") if mine == ["worker"] else todo
     elif command.split()[-1:] == ["serve"] and mine in (["pull"], ["check"], ["spaces"]):
         # pull, check, spaces drop: no query the server answers, nor a pass its worker runs (before:
         # `spaces drop` was told to "send the query to it instead (POST /v1/find ...)", `pull` to let the server index)
@@ -236,10 +241,12 @@ def _busy_error(path: Path, holder: str) -> BusyError:
         todo = ("a Python program (a script or a notebook kernel) that searched through the library keeps the index "
                 "open until it calls indexer.query.close_cached() (or closes the VectorStore it opened) or exits; "
                 "do that, or stop it")
+        lasting = todo
     else:
         todo = "wait for it to finish, or stop it"
     held = f"another taskspace process is using the index at {path} (pid {pid}: {command})"
-    return BusyError(f"{held}: {todo}; for concurrent access use a Qdrant server (TASKSPACE_QDRANT_URL)", held=held)
+    return BusyError(f"{held}: {todo}; for concurrent access use a Qdrant server (TASKSPACE_QDRANT_URL)", held=held,
+                     lasting=lasting)
 
 
 #: folder -> a store kept open for reuse (:meth:`VectorStore.share`); weak: it goes when nobody holds it
