@@ -925,6 +925,22 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
         write_plots({"data": "x", "split": "oos"}, {}, afile, "x")
 
 
+def test_plots_of_an_empty_path_is_a_usage_error_not_the_current_folder(tmp_path):
+    """`evaluate --plots ""` (an empty variable, `--plots "$OUT"`): one line naming the option, exit 2, nothing written;
+    before, the option's path type read "" as the current folder, and the PNGs were written where the command ran."""
+    import os
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "evaluate", str(SAMPLE), "--plots", "", "--no-sweep"],
+                         capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"),
+                         timeout=300, cwd=tmp_path)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+    assert "'--plots'" in lines[0] and "an empty path" in lines[0], lines
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("args,says", [
     (["--seeds", "0", "--split", "in-sample"], "Invalid value for '--seeds'"),
     (["--seeds", "-2"], "Invalid value for '--seeds'"),
