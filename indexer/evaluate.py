@@ -591,8 +591,8 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 + ("mean ± std over folds" if len(folds) > 1 else "one fold, no spread"))
     contestants = _contestants(lam, eps, default, own, knn_k, extra)
     pooled: dict = {} if plots_dir is not None else None
-    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q,
-                                 datasets=datasets)
+    results = protocol.run_folds(D, m.scores, m.benchmarks, _counted(folds, f"{split} folds"), contestants,
+                                 pooled=pooled, queries=Q, datasets=datasets)
     # a fold with nothing to score (no model of the source was measured on its targets: e.g. every model measured on
     # one benchmark only, then leaving a benchmark out leaves none) has NaN metrics: say so instead of printing NaN
     empty = [r.name for r in results if r.cells == 0]
@@ -806,4 +806,27 @@ def _uncovered_kept(observed: np.ndarray, fold) -> bool:
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
-    return protocol.run_sweep(D, m.scores, m.benchmarks, folds, sweep_grid(lam, eps), queries=Q)
+    return protocol.run_sweep(D, m.scores, m.benchmarks, _counted(folds, "ablation folds"), sweep_grid(lam, eps),
+                              queries=Q)
+
+
+def _counted(folds: list, what: str):
+    """``folds``, with a bar on stderr counting those done when stderr is a terminal (the bars of `taskspace index`,
+    :class:`indexer.pipeline.Progress`); unchanged otherwise (a log, a pipe: nothing added). Before, a split's folds
+    ran without a word until the table (mmlu_pro, both splits, ``--peers all``: minutes with no sign of life), where the
+    encoding before them has its bar."""
+    from .pipeline import Progress
+
+    bar = Progress().bar(len(folds), what, unit="fold")
+    if bar is None:
+        return folds
+
+    def ticking():
+        try:
+            for fold in folds:
+                yield fold
+                bar.update()
+        finally:
+            bar.close()
+
+    return ticking()

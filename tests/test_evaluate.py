@@ -1037,6 +1037,27 @@ def test_coverage_split_whose_uncovered_models_have_no_source_left_reports_nan_w
     assert "warning: " in format_result(res)
 
 
+def test_the_folds_of_a_split_have_a_progress_bar_on_a_terminal_only(monkeypatch, capsys):
+    """On a terminal the folds of each split and of the ablation are counted on stderr (a bar, as the encoding's and
+    `taskspace index`'s), nothing is added when stderr is a log or a pipe; before, the folds ran without a word until
+    the table (minutes on mmlu_pro with --peers all)."""
+    import sys
+
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=1, M=6, per_group=12, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    plain = evaluate("toy", split="both", seeds=2, matrix=m, embeddings=D, method="paper")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    shown = evaluate("toy", split="both", seeds=2, matrix=m, embeddings=D, method="paper")
+    err = capsys.readouterr().err
+    for what, n in (("in-sample folds", 2), ("oos folds", 3), ("ablation folds", 2), ("ablation folds", 3)):
+        assert f"{what}:   0%|          | 0/{n} [00:00<?, ?fold/s]" in err, err
+    assert shown["oos"]["methods"]["default"]["auc"] == plain["oos"]["methods"]["default"]["auc"]
+    assert [r["auc"] for r in shown["in-sample"]["sweep"]] == [r["auc"] for r in plain["in-sample"]["sweep"]]
+
+
 def test_evaluate_json_is_standard_json_with_null_for_a_metric_without_a_value(tmp_path):
     # an all-correct data set has no AUC (no negative) and no bench r: `--json` printed the bare token NaN, which is not
     # JSON (RFC 8259: jq 1.6, JavaScript's JSON.parse and Go's encoding/json refuse the whole document)
