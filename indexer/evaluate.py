@@ -625,6 +625,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
                    if len(noauc) < len(results) else "AUC has no value (shown as -)"))
     warnings += _one_cluster(folds, extra)
+    warnings += _benchmarks_unseen(folds, m.benchmarks, extra)
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:
@@ -777,6 +778,27 @@ def _one_cluster(folds, extra: dict | None) -> list[str]:
                         f"({few[0]}{'' if len(few) == 1 else f'-{few[-1]}'}): the cluster profiles need {c.min_size} a "
                         "cluster and 2 clusters at least, so there they are one cluster, each model's source success "
                         "rate, the scores of bsp")
+    return said
+
+
+def _benchmarks_unseen(folds, benchmarks, extra: dict | None) -> list[str]:
+    """A warning per per-benchmark-best peer (``--peers fast``) whose folds hold out every prompt of their target
+    prompts' benchmarks (leave one benchmark out): there no model has a source rate on the benchmark, so it scores each
+    model's overall source success rate (:class:`~indexer.evaluation.peers.BenchmarkBestContestant`), the scores of
+    bsp. Before, its row equalled bsp's in AUC, sign acc, bench r and selection without a word (as the cluster
+    profiles' on few prompts did, :func:`_one_cluster`)."""
+    from .evaluation.peers import BenchmarkBestContestant
+
+    bench = np.asarray(benchmarks, dtype=object)
+    said = []
+    for name, c in (extra or {}).items():
+        if not isinstance(c, BenchmarkBestContestant):
+            continue
+        n = sum(bool(f.test.size) and not np.isin(bench[f.test], bench[f.train]).any() for f in folds)
+        if n:
+            said.append(f"{name}: {n} of {len(folds)} folds have no source prompt of their target prompts' benchmarks "
+                        "(each is held out whole), so there it is each model's overall source success rate, the "
+                        "scores of bsp")
     return said
 
 
