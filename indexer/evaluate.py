@@ -667,9 +667,30 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     if plots_dir is not None:
         from .evaluation.plots import write_plots
 
-        slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
+        slug = _plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
+
+
+#: the most bytes of the data sets' part of a plot's file name (:func:`_plots_prefix`): a file name is at most 255
+#: bytes, and the hidden temporary name a plot is first written to adds ``.``, ``_<split>_reliability.png`` and
+#: ``.<pid>.tmp``
+PLOTS_NAME_BYTES = 120
+
+
+def _plots_prefix(names: list[str], split: str) -> str:
+    """The prefix of the ``--plots`` file names of a split: the data sets' names joined by ``+``, then ``_<split>``
+    (``mmlu_pro+evalarena_code_oos``). Names longer than :data:`PLOTS_NAME_BYTES` together are cut there (at a
+    character) and followed by 8 hex of the sha256 of the whole, so that two sets of data sets never share a name;
+    before, pooled folders of long names made a file name past 255 bytes, and the evaluation ended in an OSError
+    traceback (File name too long) after all of its work, with no result."""
+    import hashlib
+
+    joined = "+".join(names)
+    if len(joined.encode()) > PLOTS_NAME_BYTES:
+        cut = joined.encode()[:PLOTS_NAME_BYTES - 9].decode(errors="ignore")
+        joined = f"{cut}-{hashlib.sha256(joined.encode()).hexdigest()[:8]}"
+    return f"{joined}_{split}"
 
 
 #: whose embeddings :func:`_check_eps` bounds eps by, and what an eps past it does to the paper contestant (said after

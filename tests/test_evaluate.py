@@ -1281,6 +1281,29 @@ def test_the_plots_of_pooled_data_sets_are_titled_with_every_data_set(tmp_path, 
     assert titles and all("code + quiz (oos)" in t for t in titles), titles
 
 
+def test_the_plots_of_data_sets_with_long_names_are_written_under_a_name_the_file_system_takes(tmp_path):
+    """`evaluate A B C --plots P` where the folders' names joined are longer than a file name may be (255 bytes): the
+    PNGs are written under the names cut short, with a hash of the whole so that other data sets do not share them;
+    before, an OSError traceback (File name too long) after the whole evaluation, and no result. Short names are kept
+    as they were (`a+b_oos_roc.png`)."""
+    from indexer import evaluate as ev
+
+    D, S, labels = synthetic(seed=6, M=5, per_group=12, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    long = {g: f"results_of_the_long_named_experiment_run_{g}_" * 2 for g in ("g0", "g1", "g2")}
+    datasets = np.array([long[g] for g in labels], dtype=object)
+    res = ev.evaluate(list(long.values()), split="oos", matrix=m, embeddings=D, datasets=datasets, sweep=False,
+                      method="paper", plots_dir=tmp_path / "long")
+    names = sorted(p.name for p in (tmp_path / "long").iterdir())
+    assert sorted(Path(p).name for p in res["plots"]) == names
+    assert len(names) == 3 and all(len(n.encode()) <= 150 and n.startswith("results_of_the_long") for n in names), names
+    assert all(n.endswith(("_oos_roc.png", "_oos_reliability.png", "_oos_benchmarks.png")) for n in names), names
+    res = ev.evaluate(["/x/a", "/y/b"], split="oos", matrix=m, embeddings=D, sweep=False, method="paper",
+                      datasets=np.where(labels == "g0", "a", "b"), plots_dir=tmp_path / "short")
+    assert sorted(Path(p).name for p in res["plots"]) == ["a+b_oos_benchmarks.png", "a+b_oos_reliability.png",
+                                                          "a+b_oos_roc.png"]
+
+
 def test_pooling_a_data_set_whose_prompts_another_holds_says_where_they_count(tmp_path, caplog):
     # two folders of the same prompts: the second showed as "(0 models, 0 prompts)" without a word, its outcomes
     # averaged into the first's
