@@ -624,6 +624,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
                 + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
                    if len(noauc) < len(results) else "AUC has no value (shown as -)"))
+    warnings += _graded(m)
     warnings += _one_cluster(folds, extra)
     warnings += _benchmarks_unseen(folds, m.benchmarks, extra)
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
@@ -780,6 +781,22 @@ def _largest_singular(X: np.ndarray) -> float:
         return 0.0
     X = np.asarray(X, dtype=np.float64)
     return float(np.sqrt(max(np.linalg.eigvalsh(X.T @ X)[-1], 0.0)))
+
+
+def _graded(m: OutcomeMatrix) -> list[str]:
+    """A warning when some observed outcomes are graded (between 0 and 1, not an average over copies of a prompt
+    text, which reading the data warns of): what the metrics make of them (docs/RESULTS.md, "Graded outcomes count
+    fractionally"). Before, a table of graded outcomes read as one of successes and failures without a word, and
+    the oracle's sel recall below 1 (the mean of its best outcomes) looked like a fault of the oracle."""
+    single = np.ones(len(m.texts), dtype=bool) if m.copies is None else np.asarray(m.copies) <= 1
+    seen = m.scores[:, single][m.observed[:, single]]
+    n = int(((seen > 0) & (seen < 1)).sum())
+    if not n:
+        return []
+    return [f"{n:,} of the {int(m.observed.sum()):,} observed outcomes are graded (between 0 and 1): AUC, sign acc, "
+            "ECE and Brier count an outcome s as s of a success and 1 - s of a failure, sel acc is the picked model's "
+            "mean outcome and sel recall the same over the prompts some observed model scored above 0, so the "
+            "oracle's sel recall is its mean best outcome, below 1 where no model scored 1"]
 
 
 def _one_cluster(folds, extra: dict | None) -> list[str]:

@@ -1393,6 +1393,35 @@ def test_plots_of_data_without_an_auc_or_a_scored_fold_are_written(tmp_path):
     assert res["warnings"] and all(Path(p).is_file() for p in res["plots"])
 
 
+def test_graded_outcomes_are_named_in_a_warning_saying_what_the_metrics_make_of_them():
+    """A `score` table of graded outcomes (0.3, 0.7 ...): a warning says how many outcomes are graded and how the
+    metrics count them (an outcome s as s of a success; the oracle's sel recall its mean best outcome, below 1);
+    before, the table read as one of successes and failures without a word. Binary outcomes, and 0.5 from averaging
+    two copies of a prompt text (said by reading the data), are not named."""
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=8, M=4, per_group=10, groups=2)
+    G = np.where(S > 0, 0.75, 0.25)
+    G[0, :3] = 1.0
+    m = from_arrays(G, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("graded", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    said = [w for w in res["warnings"] if "graded" in w]
+    assert len(said) == 1 and said[0].startswith(f"{G.size - 3} of the {G.size} observed outcomes are graded"), said
+    assert "s as s of a success" in said[0] and "warning: " + said[0] in format_result(res)
+    assert res["oracle_detail"]["selection_recall"] < 1
+    ok = evaluate("binary", split="oos", matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels),
+                  embeddings=D, sweep=False, method="paper")
+    assert not [w for w in ok["warnings"] if "graded" in w]
+    from dataclasses import replace
+
+    half = np.where(np.arange(S.shape[1]) == 0, 0.5, S)  # one prompt read twice, its outcomes averaged
+    copies = np.where(np.arange(S.shape[1]) == 0, 2, 1)
+    two = replace(from_arrays(half, [f"prompt {j}" for j in range(S.shape[1])], labels), copies=copies)
+    res = evaluate("copies", split="oos", matrix=two, embeddings=D, sweep=False, method="paper")
+    assert not [w for w in res["warnings"] if "graded" in w], res["warnings"]
+
+
 def test_outcomes_of_one_kind_only_are_named_in_a_warning():
     # every outcome a success: AUC and bench r are "-" in every row without a word of why
     from indexer.evaluate import evaluate
