@@ -397,6 +397,11 @@ def evaluate(
     cli = CLI.get()  # the option and its value, or the parameter's (indexer.errors.arg)
     lam = check_penalty("--lambda" if cli else "lam", 1.0 if lam is None else lam, " " if cli else "=")
     eps = check_penalty("--eps" if cli else "eps", 0.0 if eps is None else eps, " " if cli else "=")
+    # an empty name (`--encoder "$ENC"` of an unset variable): get_encoder("") is the default encoder, and before, the
+    # evaluation ran with it without a word, as if the option had been left out
+    if encoder is not None and not str(encoder).strip():
+        raise ConfigError(f"{arg('encoder', encoder)}: an empty name; give an encoder name or folder, or leave "
+                          f"{arg('encoder')} out for TASKSPACE_ENCODER's")
     if format is not None:
         from .sources.registry import get_reader
 

@@ -959,6 +959,8 @@ def test_plots_of_an_empty_path_is_a_usage_error_not_the_current_folder(tmp_path
     (["--seeds", "2", "--split", "oos"], "Invalid value for '--seeds': applies to the in-sample and coverage splits"),
     # before: exit 1, "<DATA>: unknown format 'bogus'" (as if DATA were at fault)
     (["--format", "bogus"], "Invalid value for '--format': unknown format 'bogus'; use one of table, lm_eval, lighteval"),
+    # before: `--encoder "$ENC"` of an empty variable evaluated with the default encoder without a word
+    (["--encoder", ""], "error: --encoder '': an empty name; give an encoder name or folder, or leave --encoder out"),
 ])
 def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monkeypatch, sample_embeddings):
     """`evaluate --seeds 0`, `--method bogus`, `--group-by nofield`: one line naming the option, exit 2 (as `--split
@@ -985,6 +987,10 @@ def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monk
     elif "--format" in args:
         with pytest.raises(ConfigError, match="^format='bogus': unknown format"):
             ev.evaluate(SAMPLE, format="bogus")
+    elif "--encoder" in args:
+        with pytest.raises(ConfigError, match="^encoder='': an empty name; give an encoder name or folder, or leave "
+                                              "encoder= out"):
+            ev.evaluate(SAMPLE, encoder="")
     elif "--method" in args:
         with pytest.raises(ConfigError, match="^method='bogus': unknown solver method"):
             ev.evaluate(SAMPLE, matrix=m, embeddings=D, method="bogus")
