@@ -432,7 +432,7 @@ def _method(value: str) -> None:
     get_method(value)
 
 
-def _plots(value: Path) -> None:
+def _plots(value: str) -> None:
     from .evaluation.plots import check_plots_dir
 
     check_plots_dir(value)
@@ -452,7 +452,7 @@ def _seeds_option(value: Optional[int]) -> Optional[int]:
 _method_option = cli_index.checked_option(_method)
 #: ``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
 #: options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback
-_plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removeprefix("--plots "))
+_plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removeprefix("--plots ").removeprefix(": "))
 
 
 @app.command()
@@ -470,7 +470,8 @@ def evaluate(
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
-    plots: Optional[Path] = typer.Option(None, "--plots", callback=_plots_option, help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
+    # a string, not a Path: the path type read `--plots ""` as the current folder, and the PNGs were written there
+    plots: Optional[str] = typer.Option(None, "--plots", metavar="DIR", callback=_plots_option, help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
     """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
     protocol and the coverage split: docs/RESULTS.md).
@@ -500,7 +501,7 @@ def evaluate(
                                  "(give --split all to run every split)", param_hint="'--seeds'")
     result = run_evaluate(
         data, split=split.value, seeds=5 if seeds is None else seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots, queries=queries.value, peers=Peers(peers).value, format=format,
+        sweep=sweep, plots_dir=None if plots is None else Path(plots), queries=queries.value, peers=Peers(peers).value, format=format,
     )
     skipped = [f"split {sp} not run: {why}" for sp, why in result.get("skipped", {}).items()]
     if as_json:

@@ -397,6 +397,11 @@ def evaluate(
     cli = CLI.get()  # the option and its value, or the parameter's (indexer.errors.arg)
     lam = check_penalty("--lambda" if cli else "lam", 1.0 if lam is None else lam, " " if cli else "=")
     eps = check_penalty("--eps" if cli else "eps", 0.0 if eps is None else eps, " " if cli else "=")
+    # an empty name (`--encoder "$ENC"` of an unset variable): get_encoder("") is the default encoder, and before, the
+    # evaluation ran with it without a word, as if the option had been left out
+    if encoder is not None and not str(encoder).strip():
+        raise ConfigError(f"{arg('encoder', encoder)}: an empty name; give an encoder name or folder, or leave "
+                          f"{arg('encoder')} out for TASKSPACE_ENCODER's")
     if format is not None:
         from .sources.registry import get_reader
 
@@ -591,8 +596,8 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 + ("mean ± std over folds" if len(folds) > 1 else "one fold, no spread"))
     contestants = _contestants(lam, eps, default, own, knn_k, extra)
     pooled: dict = {} if plots_dir is not None else None
-    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q,
-                                 datasets=datasets)
+    results = protocol.run_folds(D, m.scores, m.benchmarks, _counted(folds, f"{split} folds"), contestants,
+                                 pooled=pooled, queries=Q, datasets=datasets)
     # a fold with nothing to score (no model of the source was measured on its targets: e.g. every model measured on
     # one benchmark only, then leaving a benchmark out leaves none) has NaN metrics: say so instead of printing NaN
     empty = [r.name for r in results if r.cells == 0]
@@ -624,7 +629,9 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
                 + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
                    if len(noauc) < len(results) else "AUC has no value (shown as -)"))
+    warnings += _graded(m)
     warnings += _one_cluster(folds, extra)
+    warnings += _benchmarks_unseen(folds, m.benchmarks, extra)
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:
@@ -666,9 +673,30 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     if plots_dir is not None:
         from .evaluation.plots import write_plots
 
-        slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
+        slug = _plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
+
+
+#: the most bytes of the data sets' part of a plot's file name (:func:`_plots_prefix`): a file name is at most 255
+#: bytes, and the hidden temporary name a plot is first written to adds ``.``, ``_<split>_reliability.png`` and
+#: ``.<pid>.tmp``
+PLOTS_NAME_BYTES = 120
+
+
+def _plots_prefix(names: list[str], split: str) -> str:
+    """The prefix of the ``--plots`` file names of a split: the data sets' names joined by ``+``, then ``_<split>``
+    (``mmlu_pro+evalarena_code_oos``). Names longer than :data:`PLOTS_NAME_BYTES` together are cut there (at a
+    character) and followed by 8 hex of the sha256 of the whole, so that two sets of data sets never share a name;
+    before, pooled folders of long names made a file name past 255 bytes, and the evaluation ended in an OSError
+    traceback (File name too long) after all of its work, with no result."""
+    import hashlib
+
+    joined = "+".join(names)
+    if len(joined.encode()) > PLOTS_NAME_BYTES:
+        cut = joined.encode()[:PLOTS_NAME_BYTES - 9].decode(errors="ignore")
+        joined = f"{cut}-{hashlib.sha256(joined.encode()).hexdigest()[:8]}"
+    return f"{joined}_{split}"
 
 
 #: whose embeddings :func:`_check_eps` bounds eps by, and what an eps past it does to the paper contestant (said after
@@ -760,6 +788,22 @@ def _largest_singular(X: np.ndarray) -> float:
     return float(np.sqrt(max(np.linalg.eigvalsh(X.T @ X)[-1], 0.0)))
 
 
+def _graded(m: OutcomeMatrix) -> list[str]:
+    """A warning when some observed outcomes are graded (between 0 and 1, not an average over copies of a prompt
+    text, which reading the data warns of): what the metrics make of them (docs/RESULTS.md, "Graded outcomes count
+    fractionally"). Before, a table of graded outcomes read as one of successes and failures without a word, and
+    the oracle's sel recall below 1 (the mean of its best outcomes) looked like a fault of the oracle."""
+    single = np.ones(len(m.texts), dtype=bool) if m.copies is None else np.asarray(m.copies) <= 1
+    seen = m.scores[:, single][m.observed[:, single]]
+    n = int(((seen > 0) & (seen < 1)).sum())
+    if not n:
+        return []
+    return [f"{n:,} of the {int(m.observed.sum()):,} observed outcomes are graded (between 0 and 1): AUC, sign acc, "
+            "ECE and Brier count an outcome s as s of a success and 1 - s of a failure, sel acc is the picked model's "
+            "mean outcome and sel recall the same over the prompts some observed model scored above 0, so the "
+            "oracle's sel recall is its mean best outcome, below 1 where no model scored 1"]
+
+
 def _one_cluster(folds, extra: dict | None) -> list[str]:
     """A warning per cluster-profiles peer (``--peers fast``) whose folds have fewer source prompts than two clusters
     need (:attr:`~indexer.evaluation.peers.ClusterContestant.min_prompts`): there it is one cluster, the scores of
@@ -777,6 +821,27 @@ def _one_cluster(folds, extra: dict | None) -> list[str]:
                         f"({few[0]}{'' if len(few) == 1 else f'-{few[-1]}'}): the cluster profiles need {c.min_size} a "
                         "cluster and 2 clusters at least, so there they are one cluster, each model's source success "
                         "rate, the scores of bsp")
+    return said
+
+
+def _benchmarks_unseen(folds, benchmarks, extra: dict | None) -> list[str]:
+    """A warning per per-benchmark-best peer (``--peers fast``) whose folds hold out every prompt of their target
+    prompts' benchmarks (leave one benchmark out): there no model has a source rate on the benchmark, so it scores each
+    model's overall source success rate (:class:`~indexer.evaluation.peers.BenchmarkBestContestant`), the scores of
+    bsp. Before, its row equalled bsp's in AUC, sign acc, bench r and selection without a word (as the cluster
+    profiles' on few prompts did, :func:`_one_cluster`)."""
+    from .evaluation.peers import BenchmarkBestContestant
+
+    bench = np.asarray(benchmarks, dtype=object)
+    said = []
+    for name, c in (extra or {}).items():
+        if not isinstance(c, BenchmarkBestContestant):
+            continue
+        n = sum(bool(f.test.size) and not np.isin(bench[f.test], bench[f.train]).any() for f in folds)
+        if n:
+            said.append(f"{name}: {n} of {len(folds)} folds have no source prompt of their target prompts' benchmarks "
+                        "(each is held out whole), so there it is each model's overall source success rate, the "
+                        "scores of bsp")
     return said
 
 
@@ -806,4 +871,27 @@ def _uncovered_kept(observed: np.ndarray, fold) -> bool:
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
-    return protocol.run_sweep(D, m.scores, m.benchmarks, folds, sweep_grid(lam, eps), queries=Q)
+    return protocol.run_sweep(D, m.scores, m.benchmarks, _counted(folds, "ablation folds"), sweep_grid(lam, eps),
+                              queries=Q)
+
+
+def _counted(folds: list, what: str):
+    """``folds``, with a bar on stderr counting those done when stderr is a terminal (the bars of `taskspace index`,
+    :class:`indexer.pipeline.Progress`); unchanged otherwise (a log, a pipe: nothing added). Before, a split's folds
+    ran without a word until the table (mmlu_pro, both splits, ``--peers all``: minutes with no sign of life), where the
+    encoding before them has its bar."""
+    from .pipeline import Progress
+
+    bar = Progress().bar(len(folds), what, unit="fold")
+    if bar is None:
+        return folds
+
+    def ticking():
+        try:
+            for fold in folds:
+                yield fold
+                bar.update()
+        finally:
+            bar.close()
+
+    return ticking()

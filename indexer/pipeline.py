@@ -127,12 +127,12 @@ class Progress:
 
         return tqdm(items, desc=f"upsert {desc}", unit="point", leave=False, file=sys.stderr)
 
-    def bar(self, total: int, desc: str):
+    def bar(self, total: int, desc: str, unit: str = "item"):
         if not self.enabled:
             return None
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc, unit="item", leave=False, file=sys.stderr)
+        return tqdm(total=total, desc=desc, unit=unit, leave=False, file=sys.stderr)
 
 
 @contextmanager

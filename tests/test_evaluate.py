@@ -925,6 +925,22 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
         write_plots({"data": "x", "split": "oos"}, {}, afile, "x")
 
 
+def test_plots_of_an_empty_path_is_a_usage_error_not_the_current_folder(tmp_path):
+    """`evaluate --plots ""` (an empty variable, `--plots "$OUT"`): one line naming the option, exit 2, nothing written;
+    before, the option's path type read "" as the current folder, and the PNGs were written where the command ran."""
+    import os
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "evaluate", str(SAMPLE), "--plots", "", "--no-sweep"],
+                         capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"),
+                         timeout=300, cwd=tmp_path)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+    assert "'--plots'" in lines[0] and "an empty path" in lines[0], lines
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("args,says", [
     (["--seeds", "0", "--split", "in-sample"], "Invalid value for '--seeds'"),
     (["--seeds", "-2"], "Invalid value for '--seeds'"),
@@ -943,6 +959,8 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
     (["--seeds", "2", "--split", "oos"], "Invalid value for '--seeds': applies to the in-sample and coverage splits"),
     # before: exit 1, "<DATA>: unknown format 'bogus'" (as if DATA were at fault)
     (["--format", "bogus"], "Invalid value for '--format': unknown format 'bogus'; use one of table, lm_eval, lighteval"),
+    # before: `--encoder "$ENC"` of an empty variable evaluated with the default encoder without a word
+    (["--encoder", ""], "error: --encoder '': an empty name; give an encoder name or folder, or leave --encoder out"),
 ])
 def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monkeypatch, sample_embeddings):
     """`evaluate --seeds 0`, `--method bogus`, `--group-by nofield`: one line naming the option, exit 2 (as `--split
@@ -969,6 +987,10 @@ def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monk
     elif "--format" in args:
         with pytest.raises(ConfigError, match="^format='bogus': unknown format"):
             ev.evaluate(SAMPLE, format="bogus")
+    elif "--encoder" in args:
+        with pytest.raises(ConfigError, match="^encoder='': an empty name; give an encoder name or folder, or leave "
+                                              "encoder= out"):
+            ev.evaluate(SAMPLE, encoder="")
     elif "--method" in args:
         with pytest.raises(ConfigError, match="^method='bogus': unknown solver method"):
             ev.evaluate(SAMPLE, matrix=m, embeddings=D, method="bogus")
@@ -1019,6 +1041,27 @@ def test_coverage_split_whose_uncovered_models_have_no_source_left_reports_nan_w
     assert any("uncovered" in w and "1 of 1" in w for w in res["warnings"])
     assert metrics.selection(np.zeros((0, 3)), np.zeros((0, 3)))["prompts"] == 0
     assert "warning: " in format_result(res)
+
+
+def test_the_folds_of_a_split_have_a_progress_bar_on_a_terminal_only(monkeypatch, capsys):
+    """On a terminal the folds of each split and of the ablation are counted on stderr (a bar, as the encoding's and
+    `taskspace index`'s), nothing is added when stderr is a log or a pipe; before, the folds ran without a word until
+    the table (minutes on mmlu_pro with --peers all)."""
+    import sys
+
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=1, M=6, per_group=12, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    plain = evaluate("toy", split="both", seeds=2, matrix=m, embeddings=D, method="paper")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    shown = evaluate("toy", split="both", seeds=2, matrix=m, embeddings=D, method="paper")
+    err = capsys.readouterr().err
+    for what, n in (("in-sample folds", 2), ("oos folds", 3), ("ablation folds", 2), ("ablation folds", 3)):
+        assert f"{what}:   0%|          | 0/{n} [00:00<?, ?fold/s]" in err, err
+    assert shown["oos"]["methods"]["default"]["auc"] == plain["oos"]["methods"]["default"]["auc"]
+    assert [r["auc"] for r in shown["in-sample"]["sweep"]] == [r["auc"] for r in plain["in-sample"]["sweep"]]
 
 
 def test_evaluate_json_is_standard_json_with_null_for_a_metric_without_a_value(tmp_path):
@@ -1244,6 +1287,29 @@ def test_the_plots_of_pooled_data_sets_are_titled_with_every_data_set(tmp_path, 
     assert titles and all("code + quiz (oos)" in t for t in titles), titles
 
 
+def test_the_plots_of_data_sets_with_long_names_are_written_under_a_name_the_file_system_takes(tmp_path):
+    """`evaluate A B C --plots P` where the folders' names joined are longer than a file name may be (255 bytes): the
+    PNGs are written under the names cut short, with a hash of the whole so that other data sets do not share them;
+    before, an OSError traceback (File name too long) after the whole evaluation, and no result. Short names are kept
+    as they were (`a+b_oos_roc.png`)."""
+    from indexer import evaluate as ev
+
+    D, S, labels = synthetic(seed=6, M=5, per_group=12, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    long = {g: f"results_of_the_long_named_experiment_run_{g}_" * 2 for g in ("g0", "g1", "g2")}
+    datasets = np.array([long[g] for g in labels], dtype=object)
+    res = ev.evaluate(list(long.values()), split="oos", matrix=m, embeddings=D, datasets=datasets, sweep=False,
+                      method="paper", plots_dir=tmp_path / "long")
+    names = sorted(p.name for p in (tmp_path / "long").iterdir())
+    assert sorted(Path(p).name for p in res["plots"]) == names
+    assert len(names) == 3 and all(len(n.encode()) <= 150 and n.startswith("results_of_the_long") for n in names), names
+    assert all(n.endswith(("_oos_roc.png", "_oos_reliability.png", "_oos_benchmarks.png")) for n in names), names
+    res = ev.evaluate(["/x/a", "/y/b"], split="oos", matrix=m, embeddings=D, sweep=False, method="paper",
+                      datasets=np.where(labels == "g0", "a", "b"), plots_dir=tmp_path / "short")
+    assert sorted(Path(p).name for p in res["plots"]) == ["a+b_oos_benchmarks.png", "a+b_oos_reliability.png",
+                                                          "a+b_oos_roc.png"]
+
+
 def test_pooling_a_data_set_whose_prompts_another_holds_says_where_they_count(tmp_path, caplog):
     # two folders of the same prompts: the second showed as "(0 models, 0 prompts)" without a word, its outcomes
     # averaged into the first's
@@ -1331,6 +1397,35 @@ def test_plots_of_data_without_an_auc_or_a_scored_fold_are_written(tmp_path):
     res = evaluate("thin", split="in-sample", seeds=1, matrix=thin, embeddings=np.eye(5, 8), method="paper",
                    plots_dir=tmp_path / "b")
     assert res["warnings"] and all(Path(p).is_file() for p in res["plots"])
+
+
+def test_graded_outcomes_are_named_in_a_warning_saying_what_the_metrics_make_of_them():
+    """A `score` table of graded outcomes (0.3, 0.7 ...): a warning says how many outcomes are graded and how the
+    metrics count them (an outcome s as s of a success; the oracle's sel recall its mean best outcome, below 1);
+    before, the table read as one of successes and failures without a word. Binary outcomes, and 0.5 from averaging
+    two copies of a prompt text (said by reading the data), are not named."""
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=8, M=4, per_group=10, groups=2)
+    G = np.where(S > 0, 0.75, 0.25)
+    G[0, :3] = 1.0
+    m = from_arrays(G, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("graded", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    said = [w for w in res["warnings"] if "graded" in w]
+    assert len(said) == 1 and said[0].startswith(f"{G.size - 3} of the {G.size} observed outcomes are graded"), said
+    assert "s as s of a success" in said[0] and "warning: " + said[0] in format_result(res)
+    assert res["oracle_detail"]["selection_recall"] < 1
+    ok = evaluate("binary", split="oos", matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels),
+                  embeddings=D, sweep=False, method="paper")
+    assert not [w for w in ok["warnings"] if "graded" in w]
+    from dataclasses import replace
+
+    half = np.where(np.arange(S.shape[1]) == 0, 0.5, S)  # one prompt read twice, its outcomes averaged
+    copies = np.where(np.arange(S.shape[1]) == 0, 2, 1)
+    two = replace(from_arrays(half, [f"prompt {j}" for j in range(S.shape[1])], labels), copies=copies)
+    res = evaluate("copies", split="oos", matrix=two, embeddings=D, sweep=False, method="paper")
+    assert not [w for w in res["warnings"] if "graded" in w], res["warnings"]
 
 
 def test_outcomes_of_one_kind_only_are_named_in_a_warning():

@@ -157,6 +157,25 @@ def test_evaluate_and_cli_peers_option(monkeypatch):
     assert "seconds per fold (fit + predict): default " in out.output
 
 
+def test_benchmark_best_on_folds_that_hold_out_whole_benchmarks_says_it_is_bsp():
+    """`evaluate --peers fast --split oos` (leave one benchmark out): no target prompt's benchmark has a source prompt,
+    so `benchbest` is each model's overall source success rate, the scores of bsp. A warning of the split says so,
+    naming how many folds; before, the `benchbest` row equalled `bsp` in AUC and selection without a word. The
+    in-sample folds, whose target benchmarks have source prompts, say nothing."""
+    from indexer.evaluate import evaluate
+    from indexer.outcomes import from_arrays
+
+    D, S, P, cluster = planted_clusters(per=12)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], [f"b{c}" for c in cluster])
+    res = evaluate("small", split="both", seeds=2, matrix=m, embeddings=D, method="paper", sweep=False, peers="fast")
+    said = [w for w in res["oos"]["warnings"] if w.startswith("benchbest:")]
+    assert said == ["benchbest: 4 of 4 folds have no source prompt of their target prompts' benchmarks (each is held "
+                    "out whole), so there it is each model's overall source success rate, the scores of bsp"], said
+    for key in ("auc", "selection_accuracy"):
+        np.testing.assert_allclose(res["oos"]["methods"]["benchbest"][key], res["oos"]["methods"]["bsp"][key])
+    assert not [w for w in res["in-sample"]["warnings"] if w.startswith("benchbest:")], res["in-sample"]["warnings"]
+
+
 def test_cluster_profiles_on_fewer_than_40_source_prompts_say_they_are_bsp():
     """`evaluate --peers fast` on a split whose folds have fewer than 40 source prompts (20 a cluster, 2 clusters at
     least): the cluster profiles are one cluster, each model's source success rate, the scores of bsp. A warning of
