@@ -1042,16 +1042,24 @@ def _malformed_answer(exc: Exception) -> bool:
     of ours still escapes as itself. Before, such an answer ended the whole indexing pass with a traceback."""
     import json
 
-    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...") is our fault
-    if not isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError)):
+    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...") is our fault; one
+    # raised while huggingface_hub builds an object of the answer (ModelInfo's ``parse_datetime`` of a ``createdAt``
+    # that is no date) is the answer's
+    if not isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, ValueError)):
         return False
     tb = exc.__traceback__
     if tb is None:
         return False
-    while tb.tb_next is not None:
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code)
         tb = tb.tb_next
     ours = str(Path(__file__).resolve().parent)
-    return not str(Path(tb.tb_frame.f_code.co_filename).resolve()).startswith(ours)
+    if str(Path(frames[-1].co_filename).resolve()).startswith(ours):
+        return False
+    return not isinstance(exc, ValueError) or isinstance(exc, json.JSONDecodeError) or any(
+        code.co_name in ("__init__", "__post_init__", "parse_datetime") and "huggingface_hub" in code.co_filename
+        for code in frames)
 
 
 def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: str, has_token: bool):

@@ -322,6 +322,34 @@ def test_an_answer_huggingface_hub_cannot_read_is_a_hub_error_and_the_ingest_goe
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
 
 
+def test_a_model_info_with_a_date_huggingface_hub_cannot_parse_is_a_hub_error_and_the_ingest_goes_on(
+        hub_server, sleeps, store, tmp_path):
+    """A model's info whose `createdAt` is no date (a broken mirror, a hostile HF_ENDPOINT) makes huggingface_hub
+    raise `ValueError: Cannot parse 'yesterday' as a datetime` while building its ModelInfo: a HubError naming the
+    endpoint and the model, not retried, and an ingest stores the outcomes and the other model's metadata with a
+    warning for that model. Before, the ValueError escaped: `taskspace ingest` ended with a traceback after the
+    source was stored, and no model of the pass got metadata."""
+    import json
+
+    from indexer.ingest import ingest
+
+    d = hub_server.root / "models" / "fake-org" / "undated"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    (d / "_info.json").write_text(json.dumps({"createdAt": "yesterday"}))
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(HubError, match=r"cannot read model info of fake-org/undated: the Hub at http://127\.0\.0\.1:\d+ "
+                                       r"answered something huggingface_hub cannot read \(ValueError: Cannot parse "
+                                       r"'yesterday' as a datetime"):
+        client.model_info("fake-org/undated")
+    assert sleeps == []
+    t = _one_prompt_table(tmp_path, ("fake-org/undated", 1), ("fake-org/tiny-lb", 0))
+    s = ingest(str(t), store=store)
+    assert s.errors == [] and s.outcomes == 2 and s.metadata == 1
+    assert len(s.warnings) == 1 and s.warnings[0].startswith("fake-org/undated: no Hub metadata (cannot read model info")
+    assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
+
+
 def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, store, tmp_path):
     """A model card's YAML is its author's: `license: 5`, `base_model: {name: x}`, `tags` holding null, a blank
     license. The metadata keeps the text (a number as written, a list of texts joined, a blank or a mapping as
