@@ -560,7 +560,9 @@ class HubClient:
             base_total, base_from = self._base_size(one, (*_seen, repo_id))
             if base_total is not None and base_total > total:
                 total, size_from = base_total, base_from
-        gated = None if gated is None else str(gated).lower()
+        # the Hub's gated is false, true, "auto" or "manual": anything else (a mapping from a broken mirror) is unknown,
+        # not its repr stored
+        gated = str(gated).lower() if isinstance(gated, (bool, str)) else None
         one = _one_base(card.get("base_model"), info.tags)
         adapter = one is not None and (str(info.library_name or "").lower() == "peft" or any(
             isinstance(t, str) and t.lower() == f"base_model:adapter:{one}".lower() for t in info.tags or []))
@@ -588,9 +590,11 @@ class HubClient:
             "num_parameters": parameter_count(total),  # a base model stored with 0 before: unknown
             "pipeline_tag": _fits(_card_text(info.pipeline_tag, join=False), 128),
             "library": _fits(_card_text(info.library_name, join=False), 128),
-            "tags": [t for t in (_card_text(x, join=False) for x in (info.tags or []) if isinstance(x, str)) if t],
-            "downloads": info.downloads,
-            "likes": info.likes,
+            # a list of texts (one text is no list of tags: before, its letters were stored as tags)
+            "tags": [t for t in (_card_text(x, join=False) for x in info.tags if isinstance(x, str)) if t]
+            if isinstance(info.tags, (list, tuple)) else [],
+            "downloads": _tally(info.downloads),
+            "likes": _tally(info.likes),
             "gated": gated,
             "created_at": info.created_at,
             "last_modified": info.last_modified,
@@ -1009,6 +1013,13 @@ def _fits(text: str | None, width: int) -> str | None:
     """``text`` when it fits its SQL column (``width`` characters: PostgreSQL refuses a longer one, failing the whole
     metadata batch), else None: a longer licence or tag is no Hub value taskspace could filter on."""
     return text if text is None or len(text) <= width else None
+
+
+def _tally(value) -> int | None:
+    """A count of the Hub's (downloads, likes) when it is one its SQL column takes: a whole number from 0 below 2**63,
+    else None. Before, a broken mirror's ``"many"`` reached SQL and PostgreSQL refused the pass's whole metadata
+    batch."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63 else None
 
 
 def _card_text(value, *, join: bool) -> str | None:

@@ -746,6 +746,31 @@ def test_a_hub_answer_with_a_nul_in_a_text_costs_no_metadata(hub_server, store, 
     assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
 
 
+def test_a_hub_answer_with_counts_or_tags_of_another_type_costs_no_metadata(hub_server, store, tmp_path):
+    """A model's info whose counts are not whole numbers (`downloads: "many"`, likes past a 64-bit integer), whose
+    `tags` is one text (`"llama"`) and whose `gated` is a mapping (a broken mirror or a hostile HF_ENDPOINT): those
+    values are unknown, the rest and every other model's metadata stored, on SQLite and PostgreSQL. Before,
+    PostgreSQL refused "many" (`invalid input syntax for type bigint`): `taskspace ingest` exited 3 and no model of the
+    pass got metadata; the text's letters were stored as five tags, the mapping as its repr."""
+    import json
+
+    from indexer.ingest import ingest
+
+    d = hub_server.root / "models" / "fake-org" / "odd-counts"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    (d / "_info.json").write_text(json.dumps({"downloads": "many", "likes": 10**30, "tags": "llama",
+                                              "gated": {"mode": "manual"}, "cardData": {"license": "mit"}}))
+    got = HubClient().model_info("fake-org/odd-counts")
+    assert (got["downloads"], got["likes"], got["tags"], got["gated"]) == (None, None, [], None)
+    t = _one_prompt_table(tmp_path, ("fake-org/odd-counts", 1), ("fake-org/tiny-lb", 0))
+    s = ingest(str(t), store=store)
+    assert s.errors == [] and s.metadata == 2
+    got = store.get_model("fake-org/odd-counts")
+    assert (got.license, got.downloads, got.likes, got.tags) == ("mit", None, None, [])
+    assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+
+
 def test_a_hub_org_listing_no_datasets_is_an_error_naming_it(hub_server, store):
     """`hub-org:ORG` whose listing is empty (the Hub answers an unknown organisation, a typo, with an empty list, not
     a 404): an error line naming the listing and asking whether the name is right (`ingest` exit 1, a pass `partial`);
