@@ -12,7 +12,8 @@
   (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice, in one folder
   per repo whatever the case its id is asked in (:meth:`HubClient._held_as`); it records
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
-  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
+  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`; a commit gone
+  since the listing, a force-push, is a :class:`RevisionGoneError` naming the file and the commit);
   :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
   read; so does an ingest, beside the revisions the home's other sources of the repo read), each holding
   :meth:`HubClient.using` (a lock per repo) from its download to its reading, so no other process removes what it
@@ -82,6 +83,12 @@ _ETAG = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 
 class _RevisionNotFound(NotFoundError):
     """The repo exists, the revision asked for does not (:meth:`HubClient.repo_snapshot` names it)."""
+
+
+class RevisionGoneError(HubError):
+    """The commit a repo was listed at is gone by the time its files are downloaded (its branch was force-pushed,
+    its history squashed): :meth:`HubClient.download` names the file and the commit; listing the repo again reads
+    the revision it has now (an ingest does so once)."""
 
 
 class HubOutageError(HubError):
@@ -794,11 +801,20 @@ class HubClient:
         root: Path | None = None
 
         def fetch(name: str, **again) -> str:
-            return self._call(
-                f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
-                snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
-                cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint, **again,
-            )
+            try:
+                return self._call(
+                    f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
+                    snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
+                    cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint, **again,
+                )
+            except _RevisionNotFound:  # listed a moment ago: the repo changed since (before, "revision not found in
+                # the dataset ORG/NAME", neither the file nor the commit named, as if a revision had been mistyped)
+                when = (f" ({snapshot.ref} when listed)" if snapshot.ref and not snapshot.sha.startswith(snapshot.ref)
+                        else "")
+                raise RevisionGoneError(
+                    f"cannot download {name} from {asked}: its commit {snapshot.sha}{when} is no longer on the Hub at "
+                    f"{self.endpoint}: the repo changed since it was listed (a force-push or a squashed history); "
+                    "run the command again to read the revision it has now") from None
 
         for name in files:
             path = fetch(name)

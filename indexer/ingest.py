@@ -476,12 +476,13 @@ class Ingester:
 
     def _ingest_hub_repo(self, repo_id: str, revision: str | None, format: str | None, listed: bool,
                          **options) -> None:
-        from .hub import HubOutageError, is_safe_repo_path, is_valid_repo_id
+        from .hub import HubOutageError, RevisionGoneError, is_safe_repo_path, is_valid_repo_id
         from .sources import check_options, find_reader, plan_files, read_source
 
         location = self._hub_location(repo_id)
         s = self.summary
         outage = None  # the Hub's outage, when the repo is read from this home's Hub cache instead
+        relisted = False  # listed once more, the commit first listed gone before its files were downloaded
         while True:
             try:
                 snap = (self.hub.repo_snapshot(repo_id, revision) if outage is None else
@@ -537,6 +538,13 @@ class Ingester:
                     s.add_error(outage, location)
                     return
                 outage = exc
+            except RevisionGoneError as exc:  # main moved on (a force-push) between the listing and the download:
+                # the revision it has now, unless a commit was asked for (before, the ingest stored nothing)
+                if relisted or snap.sha.startswith(revision or "\0"):
+                    s.add_error(exc, location)
+                    return
+                log.warning("%s: %s; listing it again", location, exc)
+                relisted = True
             except (HubError, NotFoundError) as exc:
                 s.add_error(exc if outage is None else outage, location)  # nothing usable cached: the Hub's error
                 return

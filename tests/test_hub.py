@@ -483,6 +483,59 @@ def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home
     assert "revision 'no-such-branch' not found in the dataset" in e.message
 
 
+def test_a_repo_whose_revision_changes_between_listing_and_download(hub_server, store, sleeps):
+    """The repo's main moves on (a force-push: the commit listed is gone) between `repo_snapshot` and `download`: the
+    download's error names the file, the commit and what happened and to run the command again (a HubError, exit 4),
+    and `ingest hub:ORG/NAME` lists the repo once more and reads the revision it has now; `@COMMIT` pinned to the
+    commit gone stays the error. Before, "revision not found in the dataset ORG/NAME" (exit 1, the file and commit
+    named nowhere, as if the user had mistyped a revision) and the ingest stored nothing."""
+    from indexer.ingest import ingest
+
+    repo = "fake-org/lm-eval-results"
+    folder = hub_server.root / "datasets" / repo
+
+    def force_push():
+        f = next(p for p in sorted(folder.rglob("results_*.json")))
+        f.write_bytes(f.read_bytes() + b"\n")
+
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    snap = client.repo_snapshot(repo)
+    force_push()
+    with pytest.raises(HubError, match=rf"cannot download {snap.files[0]} from {repo}: its commit {snap.sha} \(main "
+                                       rf"when listed\) is no longer on the Hub at http://127\.0\.0\.1:\d+: the repo "
+                                       r"changed since it was listed .*; run the command again"):
+        client.download(snap, list(snap.files))
+    assert sleeps == []
+
+    listed = []
+    real = HubClient.repo_snapshot
+
+    def moving(self, *args, **kwargs):  # main moves on right after the first listing
+        got = real(self, *args, **kwargs)
+        listed.append(got.sha)
+        if len(listed) == 1:
+            force_push()
+        return got
+
+    hub = HubClient(backoff=0.5, sleep=sleeps.append)
+    hub.repo_snapshot = moving.__get__(hub)
+    s = ingest(f"hub:{repo}", store=store, hub=hub, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 84 and len(listed) == 2 and listed[0] != listed[1]
+    s = ingest(f"hub:{repo}", store=store, hub=HubClient(), fetch_metadata=False)
+    assert s.errors == [] and s.skipped == 1  # the revision stored is the one main is now
+
+    hub = HubClient(backoff=0.5, sleep=sleeps.append)  # a commit pinned: not listed again
+    hub.repo_snapshot = moving.__get__(hub)
+    listed.clear()
+    listed.append("already")
+    force_push()
+    pinned = real(hub, repo).sha
+    real_download = HubClient.download
+    hub.download = lambda snap, files, **kw: (force_push(), real_download(hub, snap, files, **kw))[1]
+    (e,) = ingest(f"hub:{repo}@{pinned}", store=store, hub=hub, fetch_metadata=False).errors
+    assert "is no longer on the Hub" in e.message and len(listed) == 2
+
+
 def test_a_short_commit_sha_is_resolved_by_the_hub_online_and_in_the_cache_offline(client, hub_server, monkeypatch):
     """`@0e05e3f` (a commit sha shortened, as the Hub's pages and git show it): online the Hub resolves it (as
     huggingface.co does, huggingface_hub#197) and the snapshot is at the whole commit, recorded in the cache under no
