@@ -488,6 +488,10 @@ class HubClient:
                     if retry_after is None:
                         if isinstance(err, HubOutOfTimeError):  # the deadline spent, as retries giving up spend it:
                             self._failing = True  # the next operation is tried once (before, retried to its deadline)
+                            # and what to do, as when the retries give up (before, nothing: "out of time (GET ...)")
+                            raise HubOutOfTimeError(
+                                f"{err} (past this operation's {self.deadline:.0f} s deadline: the Hub answered too "
+                                f"slowly or broke off mid-answer; {self.again})", err.reason) from None
                         raise err from None
                     delay = min(self.max_backoff, max(retry_after, self.backoff * (2**attempt)))
                     attempt += 1

@@ -173,6 +173,37 @@ def test_a_deadline_passing_between_huggingface_hubs_own_requests_is_an_outage(c
     assert len(hub_server.downloads()) == 0  # its metadata asked, the file never fetched
 
 
+def test_a_download_cut_off_mid_file_is_resumed_or_says_what_to_do_and_leaves_nothing_half_written(hub_server):
+    """A file answer cut off mid-body (the connection reset after half the bytes): once, it is fetched again within the
+    operation and the file is whole; every time, until the operation's deadline passes, the error names the file and
+    the repo, says the deadline passed and what to do (the client's `again`), and the cache holds nothing of the file
+    (no blob, no `.incomplete`, no snapshot link), so the next run downloads it whole. Before, "cannot download F from
+    ORG/NAME: out of time (GET /datasets/...: the operation's deadline has passed)", with nothing to do said."""
+    from indexer.hub import HubOutOfTimeError
+
+    repo = "fake-org/lm-eval-results"
+    client = HubClient(deadline=3.0, again="run `taskspace ingest` again later")
+    snap = client.repo_snapshot(repo)
+    name = next(f for f in snap.files if f.endswith(".json"))
+    prefix = f"/datasets/{repo}/resolve/"
+    hub_server.cut(prefix, 1)
+    root = client.download(snap, [name])
+    assert (root / name).read_bytes() == (hub_server.root / "datasets" / repo / name).read_bytes()
+
+    other = next(f for f in snap.files if f.endswith(".jsonl"))
+    hub_server.cut(prefix, 1000)
+    with pytest.raises(HubOutOfTimeError, match=rf"cannot download {other} from {repo}: .*3 s deadline.*; run "
+                                                r"`taskspace ingest` again later\)$"):
+        client.download(snap, [other])
+    storage = client.cache_dir / f"datasets--{repo.replace('/', '--')}"
+    assert not (storage / "snapshots" / snap.sha / other).exists()
+    assert sorted(p.name for p in (storage / "blobs").iterdir()) == [
+        (storage / "snapshots" / snap.sha / name).resolve().name]  # only the first file's blob: nothing half-written
+    hub_server._cuts.clear()
+    root = HubClient().download(snap, [other])  # the next run
+    assert (root / other).read_bytes() == (hub_server.root / "datasets" / repo / other).read_bytes()
+
+
 @pytest.mark.parametrize("value,ok", [
     ("meta-llama/Llama-3.1-8B", True), ("fake-org/noisy-oracle-70", True), ("a/b", True),
     ("gpt-4o(eval_results/gpt4o)", False), ("fake-org/", False), ("no-slash", False), ("a/b/c", False),
