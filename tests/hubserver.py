@@ -28,7 +28,9 @@ etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Com
 file's ETag. ``server.drop(prefix, n)`` closes the connection without an answer on the next ``n`` requests whose path
 starts with ``prefix`` (a dropping server). ``server.cut(prefix, n)``: the next ``n`` file answers (GET ``/resolve/``)
 under ``prefix`` send their headers (the whole Content-Length) and half the body, then close the connection (a
-connection reset mid-file). ``server.garble(prefix, n)``: the next ``n`` answers under ``prefix`` are 200 with a
+connection reset mid-file). ``server.slow(prefix, seconds)``: file answers under ``prefix`` send their body 1 KB at a
+time, ``seconds`` apart (a server trickling its bytes, each read well within any read timeout).
+``server.garble(prefix, n)``: the next ``n`` answers under ``prefix`` are 200 with a
 body that is not JSON (a proxy's error page, a broken mirror).
 
 Writing (what ``HfApi.create_repo`` / ``create_commit`` / ``upload_folder`` send): ``POST /api/repos/create`` (JSON
@@ -70,6 +72,7 @@ class HubServer:
         self._drops: list[list] = []
         self._cuts: list[list] = []
         self._garbles: list[list] = []
+        self.slows: dict[str, float] = {}
         self.tampered: dict[str, dict] = {}
         self.tokens: dict[str, str] = {}
         self.commits: list[dict] = []
@@ -133,6 +136,9 @@ class HubServer:
     def cut(self, prefix: str, n: int) -> None:
         with self._lock:
             self._cuts.append([prefix, n])
+
+    def slow(self, prefix: str, seconds: float) -> None:
+        self.slows[prefix] = seconds
 
     def garble(self, prefix: str, n: int) -> None:
         with self._lock:
@@ -550,6 +556,24 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data[: len(data) // 2])
                 self.wfile.flush()
                 self.close_connection = True
+                return
+            pause = next((v for k, v in self.hub.slows.items() if path.startswith(k)), None)
+            if not head and pause is not None:  # the body 1 KB at a time, ``pause`` seconds apart
+                import time
+
+                self.send_response(200)
+                for k, v in {"Content-Type": "application/octet-stream", "Content-Length": str(len(data)),
+                             "X-Repo-Commit": sha, "ETag": f'"{etag}"'}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                for i in range(0, len(data), 1024):
+                    try:
+                        self.wfile.write(data[i:i + 1024])
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
+                        self.close_connection = True
+                        return
+                    time.sleep(pause)
                 return
             return self._send(200, data, {"Content-Type": "application/octet-stream", "X-Repo-Commit": sha,
                                           "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}, head)

@@ -204,6 +204,31 @@ def test_a_download_cut_off_mid_file_is_resumed_or_says_what_to_do_and_leaves_no
     assert (root / other).read_bytes() == (hub_server.root / "datasets" / repo / other).read_bytes()
 
 
+def test_a_server_trickling_a_file_past_the_deadline_is_out_of_time_not_waited_for(hub_server):
+    """A file answer whose bytes come slowly, each read well within any read timeout (1 KB every 0.4 s: a 12 KB file
+    takes about 5 s), with a 2 s deadline: the download stops once the deadline passes, an outage
+    (`HubOutOfTimeError`) naming the file and saying what to do, with nothing of the file in the cache. Before, the
+    deadline was looked at only between requests: the download ran to its end (a server sending a byte every 9 s held
+    a pass for hours)."""
+    import time
+
+    from indexer.hub import HubOutOfTimeError
+
+    repo = "fake-org/lm-eval-results"
+    client = HubClient(deadline=2.0)
+    snap = client.repo_snapshot(repo)
+    name = next(f for f in snap.files if f.endswith(".json"))
+    assert (hub_server.root / "datasets" / repo / name).stat().st_size > 10_000
+    hub_server.slow(f"/datasets/{repo}/resolve/", 0.4)
+    start = time.monotonic()
+    with pytest.raises(HubOutOfTimeError, match=rf"cannot download {name} from {repo}: out of time .*2 s deadline"):
+        client.download(snap, [name])
+    assert time.monotonic() - start < 3.5
+    storage = client.cache_dir / f"datasets--{repo.replace('/', '--')}"
+    assert not (storage / "snapshots" / snap.sha / name).exists()
+    assert not [p for p in (storage / "blobs").iterdir()] if (storage / "blobs").is_dir() else True
+
+
 @pytest.mark.parametrize("value,ok", [
     ("meta-llama/Llama-3.1-8B", True), ("fake-org/noisy-oracle-70", True), ("a/b", True),
     ("gpt-4o(eval_results/gpt4o)", False), ("fake-org/", False), ("no-slash", False), ("a/b/c", False),
