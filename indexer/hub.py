@@ -33,8 +33,8 @@
   with ``huggingface_hub.set_client_factory``). Inside a :class:`HubClient` operation it raises 408/429/5xx answers
   and failed connections as :class:`_Retryable`, which huggingface_hub does not retry itself (its own retries used to
   stack on these: 5 x 5 tries per file), so :meth:`HubClient._call` is the only layer that retries; and it starts no
-  request, and reads no more of an answer (a server trickling a file's bytes), once the operation's ``deadline``
-  (default 60 s from its start) has passed. After an operation gave up,
+  request, and reads no more of an answer coming in slower than :data:`LOW_SPEED` (a server trickling a file's
+  bytes), once the operation's ``deadline`` (default 60 s from its start) has passed. After an operation gave up,
   the client's later operations are tried once each until one succeeds, so a failing Hub costs one deadline per
   ``hub-org:`` listing, not one per repo. (A body cut off mid-transfer is resumed by huggingface_hub, within the
   deadline.)
@@ -280,17 +280,26 @@ class _HubTransport:
         self.inner.close()
 
 
+#: past an operation's deadline, an answer's body is read on while it comes in at least this fast (bytes a second,
+#: averaged from its start), as curl's ``--speed-limit``: a large file on a slow link is not cut off, a trickle is
+LOW_SPEED = 50_000
+
+
 def _deadline_stream(inner, expired: Callable[[], bool], what: str):
-    """A response body that stops once the operation's deadline has passed (:class:`_DeadlineExceeded`), looked at
-    before each chunk: before, the deadline was looked at only between requests, so a server sending a byte every few
-    seconds, within every read timeout, held a download (and a pass) for as long as it liked."""
+    """A response body that stops once the operation's deadline has passed and it comes in slower than
+    :data:`LOW_SPEED` (:class:`_DeadlineExceeded`), looked at before each chunk: before, the deadline was looked at
+    only between requests, so a server sending a byte every few seconds, within every read timeout, held a download
+    (and a pass) for as long as it liked."""
     import httpx2
 
     class _DeadlineStream(httpx2.SyncByteStream):  # (the type httpx asks a transport's answer to have)
         def __iter__(self):
+            began, got = time.monotonic(), 0
             for chunk in inner:
-                if expired():
-                    raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in")
+                got += len(chunk)
+                if expired() and got < LOW_SPEED * (time.monotonic() - began):
+                    raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in at "
+                                            f"{got} bytes in {time.monotonic() - began:.0f} s")
                 yield chunk
 
         def close(self) -> None:

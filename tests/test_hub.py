@@ -207,8 +207,9 @@ def test_a_download_cut_off_mid_file_is_resumed_or_says_what_to_do_and_leaves_no
 def test_a_server_trickling_a_file_past_the_deadline_is_out_of_time_not_waited_for(hub_server):
     """A file answer whose bytes come slowly, each read well within any read timeout (1 KB every 0.4 s: a 12 KB file
     takes about 5 s), with a 2 s deadline: the download stops once the deadline passes, an outage
-    (`HubOutOfTimeError`) naming the file and saying what to do, with nothing of the file in the cache. Before, the
-    deadline was looked at only between requests: the download ran to its end (a server sending a byte every 9 s held
+    (`HubOutOfTimeError`) naming the file and saying what to do, with nothing of the file in the cache; an answer
+    coming in fast past the deadline (a large file) is read to its end. Before, the deadline was looked at only
+    between requests: the download ran to its end (a server sending a byte every 9 s held
     a pass for hours)."""
     import time
 
@@ -227,6 +228,12 @@ def test_a_server_trickling_a_file_past_the_deadline_is_out_of_time_not_waited_f
     storage = client.cache_dir / f"datasets--{repo.replace('/', '--')}"
     assert not (storage / "snapshots" / snap.sha / name).exists()
     assert not [p for p in (storage / "blobs").iterdir()] if (storage / "blobs").is_dir() else True
+
+    # past the deadline, an answer coming in fast (a large file on a good link) is read to its end
+    hub_server.slows.clear()
+    late = HubClient(deadline=60.0, clock=lambda: 1000.0 if hub_server.downloads() else 0.0)
+    root = late.download(snap, [name])
+    assert (root / name).read_bytes() == (hub_server.root / "datasets" / repo / name).read_bytes()
 
 
 @pytest.mark.parametrize("value,ok", [
