@@ -399,6 +399,9 @@ class RepoSnapshot:
     #: the revision asked for (``main`` when none): :meth:`HubClient.download` records in the cache which commit it
     #: was, as huggingface_hub does for a branch or tag, so an offline :meth:`HubClient.cached_snapshot` finds it
     ref: str | None = field(default=None, compare=False)  # the same commit is the same snapshot, however asked
+    #: the id the Hub gives the repo now (its info's ``id``): a renamed repo's new id, whose old one the Hub redirects;
+    #: None when unknown (read from the cache)
+    hub_id: str | None = field(default=None, compare=False)
 
 
 def offline_variable() -> str | None:
@@ -690,7 +693,9 @@ class HubClient:
         def run():
             info = self._api.repo_info(repo_id, repo_type=repo_type, revision=revision)
             files = tuple(s.rfilename for s in (info.siblings or []))
-            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None), revision or "main")
+            now = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else None
+            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None), revision or "main",
+                                now)
 
         try:
             snap = self._call("read", repo_id, repo_type, run)

@@ -487,6 +487,14 @@ class Ingester:
             try:
                 snap = (self.hub.repo_snapshot(repo_id, revision) if outage is None else
                         self.hub.cached_snapshot(repo_id, revision, "dataset"))
+                if snap.hub_id and snap.hub_id.lower() != repo_id.lower():  # renamed: the Hub redirects the old id;
+                    # stored under the id it has now, which its next ingest finds (before, each name was a source of
+                    # its own, the same outcomes stored under both)
+                    location = self._hub_location(snap.hub_id)
+                    s.warnings.append(f"hub:{repo_id} is hub:{snap.hub_id} on the Hub now (renamed): stored as "
+                                      f"{location}; name it so where it is configured (`taskspace sources add "
+                                      f"hub:{snap.hub_id}`, then `sources remove hub:{repo_id}`)")
+                    repo_id = snap.hub_id
                 stored_as = read_revision(snap.sha, options)  # the commit, and the read options that change the result
                 if self._unchanged(location, stored_as):
                     self._said_cached(location, outage, snap)
