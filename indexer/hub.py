@@ -379,6 +379,20 @@ def _install_transport() -> None:
 
         set_client_factory(_client_factory)
         _installed = True
+    _one_log_handler()
+
+
+def _one_log_handler() -> None:
+    """huggingface_hub's log records through the handlers the application configured (the CLI's, in its format),
+    not also through the bare stderr handler huggingface_hub gives its own logger (before, each of its warnings, such
+    as "Error while downloading ... Trying to resume download...", showed twice). Left as it is when the root logger
+    has no handler: the library's warnings still show."""
+    if not logging.getLogger().handlers:
+        return
+    hf = logging.getLogger("huggingface_hub")
+    for handler in list(hf.handlers):
+        if type(handler) is logging.StreamHandler:
+            hf.removeHandler(handler)
 
 
 def is_valid_repo_id(value: str) -> bool:

@@ -204,6 +204,23 @@ def test_a_download_cut_off_mid_file_is_resumed_or_says_what_to_do_and_leaves_no
     assert (root / other).read_bytes() == (hub_server.root / "datasets" / repo / other).read_bytes()
 
 
+def test_huggingface_hubs_warnings_show_once_in_the_format_of_taskspace_logs(hub_server, taskspace_home):
+    """`taskspace ingest hub:ORG/NAME` whose file answer is cut off once: huggingface_hub's warning that it resumes the
+    download shows once on stderr, in the format of taskspace's other log lines. Before, it showed twice: once bare
+    (huggingface_hub's own handler) and once through the CLI's logging."""
+    import os
+    import subprocess
+    import sys
+
+    hub_server.cut("/datasets/fake-org/lm-eval-results/resolve/", 1)
+    env = {**os.environ, "HF_HUB_OFFLINE": "0"}
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", "hub:fake-org/lm-eval-results",
+                          "--no-metadata"], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    lines = [x for x in res.stderr.splitlines() if "Error while downloading" in x]
+    assert len(lines) == 1 and " WARNING huggingface_hub.file_download: " in lines[0], res.stderr
+
+
 def test_a_server_trickling_a_file_past_the_deadline_is_out_of_time_not_waited_for(hub_server):
     """A file answer whose bytes come slowly, each read well within any read timeout (1 KB every 0.4 s: a 12 KB file
     takes about 5 s), with a 2 s deadline: the download stops once the deadline passes, an outage
