@@ -1254,8 +1254,19 @@ def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") ->
 
 
 def _retry_after(response) -> float:
+    """The seconds an answer's ``Retry-After`` asks to wait: a number of seconds, or an HTTP date (RFC 9110, as a CDN
+    or proxy may send; before, read as no wait at all); 0 when absent, unreadable or past."""
+    import email.utils
+
     value = response.headers.get("Retry-After") if response is not None else None
-    try:
-        return max(0.0, float(value)) if value else 0.0
-    except ValueError:
+    if not value:
         return 0.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, when.timestamp() - time.time()) if when.tzinfo is not None else 0.0

@@ -300,6 +300,20 @@ def test_429_waits_at_least_retry_after(client, hub_server, sleeps):
     assert sleeps[-1] == 3.0  # never longer than max_backoff
 
 
+def test_a_retry_after_given_as_a_date_is_waited_for(client, hub_server, sleeps):
+    """`Retry-After` may be an HTTP date (RFC 9110; as a CDN or proxy in front of a mirror sends it): a 429 asking to
+    wait until 20 s from now waits about 20 s, as `Retry-After: 20` does; a date past is no wait. Before, a date was
+    read as no wait: the retries came on the 0.5 s backoff, each one refused again, and gave up long before it."""
+    import email.utils
+    import time
+
+    soon = email.utils.formatdate(time.time() + 20, usegmt=True)
+    past = email.utils.formatdate(time.time() - 600, usegmt=True)
+    hub_server.fail("/api/models/fake-org/tiny-lb", [(429, {"Retry-After": soon}), (503, {"Retry-After": past})])
+    assert client.model_info("fake-org/tiny-lb")["likes"] == 7
+    assert 17.0 <= sleeps[0] <= 21.0 and sleeps[1] == 1.0, sleeps
+
+
 @pytest.mark.parametrize("token,status,words", [
     (None, 401, "needs a Hugging Face token (401)"),
     ("hf_not_this_one", 403, "refused to let this token read model info of the model fake-org/tiny-lb (403)"),
