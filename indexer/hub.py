@@ -732,6 +732,10 @@ class HubClient:
                                     f"hub:open-llm-leaderboard/{org}__{name}-details; a private dataset of that "
                                     "name needs HF_TOKEN)") from None
             raise
+        odd = next((f for f in snap.files if not isinstance(f, str)), None)
+        if odd is not None:  # (before, the ingest's unsafe-name message failed on it: "please report it", exit 1)
+            raise HubError(f"the Hub at {self.endpoint} listed a file of {repo_id} whose name is not text "
+                           f"({str(odd)[:80]}); refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
         if not _SHA.match(snap.sha or ""):
             raise HubError(f"the Hub at {self.endpoint} answered the commit sha {str(snap.sha)[:80]!r} for {repo_id}, not "
                            "40 hex digits; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")

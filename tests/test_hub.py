@@ -416,6 +416,25 @@ def test_an_answer_huggingface_hub_cannot_read_is_a_hub_error_and_the_ingest_goe
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
 
 
+def test_a_repo_listing_a_file_name_that_is_not_text_is_a_hub_error(hub_server, store):
+    """A dataset's info listing a file whose `rfilename` is not text (`5`: a broken mirror or a hostile HF_ENDPOINT): a
+    HubError naming the repo and the endpoint (`ingest` exit 4, "could not be fetched from the Hub"). Before, the
+    ingest's own unsafe-name message failed on it: "cannot be read: TypeError: 'int' object is not subscriptable (an
+    unexpected error: please report it ...)", exit 1."""
+    import json
+
+    from indexer.ingest import ingest
+
+    repo = "fake-org/lm-eval-results"
+    (hub_server.root / "datasets" / repo / "_info.json").write_text(json.dumps({"siblings": [{"rfilename": 5}]}))
+    with pytest.raises(HubError, match=rf"the Hub at http://127\.0\.0\.1:\d+ listed a file of {repo} whose name is "
+                                       r"not text \(5\); refusing it"):
+        HubClient().repo_snapshot(repo)
+    s = ingest(f"hub:{repo}", store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert s.exit_code == 4 and "whose name is not text" in e.message and "please report" not in e.message
+
+
 def test_a_model_info_with_a_date_huggingface_hub_cannot_parse_is_a_hub_error_and_the_ingest_goes_on(
         hub_server, sleeps, store, tmp_path):
     """A model's info whose `createdAt` is no date (a broken mirror, a hostile HF_ENDPOINT) makes huggingface_hub
