@@ -20,7 +20,8 @@
   reads. Offline,
   :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
   (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
-- The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
+- The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login, read as huggingface_hub reads it (without the
+  newline or spaces around it); it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
   connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubUnavailableError`
@@ -477,7 +478,9 @@ class HubClient:
         self._endpoint_problem = _endpoint_problem(given, "HF_ENDPOINT" if endpoint is None else None)
         # the library reads HF_HUB_OFFLINE once at import; make the environment at call time the truth
         constants.HF_HUB_OFFLINE = _offline()
-        self._token = token or os.environ.get("HF_TOKEN") or get_token() or None
+        # as huggingface_hub reads it (HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the login), without the newline or
+        # spaces a file or a paste leaves (before, read as written: an illegal header, "the connection failed" for 31 s)
+        self._token = token or get_token() or None
         if cache_dir is None:
             from .config import get_settings
 

@@ -117,6 +117,25 @@ def test_gated_repo_without_and_with_a_token(hub_server, monkeypatch, caplog):
     assert TOKEN not in repr(ok) and "hf_wrong_token_123" not in str(e.value)
 
 
+@pytest.mark.parametrize("written", [f"{TOKEN}\n", f" {TOKEN} ", f"{TOKEN}\r\n"])
+def test_a_token_written_with_a_newline_or_spaces_is_read_as_huggingface_hub_reads_it(hub_server, monkeypatch, sleeps,
+                                                                                      written):
+    """HF_TOKEN as a file or a copy gives it (`HF_TOKEN="$(cat token)"` keeps a CR; a pasted one a space): the token
+    without them, as huggingface_hub reads it, so the gated repo's files download. Before, taskspace read the variable
+    as written: every request failed inside httpx (an illegal header value), was retried for 31 s as "the connection
+    failed (LocalProtocolError) talking to ...", and the repo could not be read; and a message a server masks
+    (`serve.scrub`) hides the token as it is sent (before, only as written: a newline and all)."""
+    monkeypatch.setenv("HF_TOKEN", written)
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    snap = client.repo_snapshot(GATED)
+    root = client.download(snap, [f for f in snap.files if f.endswith(".json")])
+    assert any(root.rglob("*.json")) and sleeps == []
+    assert "token=set" in repr(client) and TOKEN not in repr(client)
+    from indexer.serve import scrub
+
+    assert scrub(f"refused Bearer {TOKEN}.") == "refused Bearer ***."  # masked as it is sent, not only as written
+
+
 def test_retries_429_and_5xx_with_backoff(client, hub_server, sleeps):
     hub_server.fail("/api/models/fake-org/tiny-lb", [429, 503, 500])
     assert client.model_info("fake-org/tiny-lb")["likes"] == 7
