@@ -449,6 +449,25 @@ def _endpoint_problem(endpoint: str, variable: str | None) -> str | None:
             f"{variable or 'it'} to the Hub's URL (https://huggingface.co) or a mirror's (https://HOST[:PORT])")
 
 
+def _token_problem(token: str | None, given: str | None) -> str | None:
+    """What makes the token one no HTTP header can carry (a character that is not ASCII: a pasted ``…``; a line
+    break or NUL inside a token given as an argument: huggingface_hub drops those of HF_TOKEN), naming where it came
+    from and never showing it; None for a token a request can carry (or none). Before, a non-ASCII one raised
+    ``UnicodeEncodeError`` out of every request, a line break was retried for 31 s as "the connection failed
+    (LocalProtocolError)"."""
+    if not token:
+        return None
+    bad = next((c for c in token if ord(c) > 127 or c in "\r\n\0"), None)
+    if bad is None:
+        return None
+    what = "a line break" if bad in "\r\n" else "a NUL" if bad == "\0" else \
+        f"a character that is not ASCII (U+{ord(bad):04X})"
+    where = ("the token given" if given else next((v for v in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+                                                   if os.environ.get(v)), "the token `hf auth login` saved"))
+    return (f"{where} holds {what}, which no HTTP header can carry: set it to the token alone (hf_... as "
+            "https://huggingface.co/settings/tokens shows it), or run `hf auth login`")
+
+
 def _offline_message(what: str, repo: str) -> str:
     return f"cannot {what} {repo}: {offline_variable() or 'HF_HUB_OFFLINE'} is set; unset it to reach the Hub"
 
@@ -481,6 +500,7 @@ class HubClient:
         # as huggingface_hub reads it (HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the login), without the newline or
         # spaces a file or a paste leaves (before, read as written: an illegal header, "the connection failed" for 31 s)
         self._token = token or get_token() or None
+        self._token_problem = _token_problem(self._token, token)
         if cache_dir is None:
             from .config import get_settings
 
@@ -516,6 +536,8 @@ class HubClient:
         while the client is failing (an earlier operation gave up and none has succeeded since)."""
         if self.offline:
             raise HubError(_offline_message(what, repo))
+        if self._token_problem is not None:  # no request could carry it: said at once, not retried for 31 s
+            raise ConfigError(self._token_problem)
         if self._endpoint_problem is not None:  # no request could reach it: said at once, not retried for 31 s
             raise HubUnreachableError(f"cannot {what} {repo}: {self._endpoint_problem}", self._endpoint_problem)
         start = self._clock()

@@ -712,7 +712,7 @@ class Ingester:
                 self.summary.warnings.append(f"{name}: not a model on the Hub; no metadata")
                 if rec is not None:  # asked: not asked again every pass (its kind and fields stay)
                     self.store.upsert_models([{"key": name, "kind": rec.kind}])
-            except HubUnreachableError as exc:
+            except (HubUnreachableError, ConfigError) as exc:  # (a token no request can carry: for every model)
                 self.summary.warnings.append(f"no Hub metadata fetched: {exc}")
                 break
             except HubError as exc:

@@ -136,6 +136,32 @@ def test_a_token_written_with_a_newline_or_spaces_is_read_as_huggingface_hub_rea
     assert scrub(f"refused Bearer {TOKEN}.") == "refused Bearer ***."  # masked as it is sent, not only as written
 
 
+@pytest.mark.parametrize("written,what", [(f"{TOKEN}\u2026", "a character that is not ASCII (U+2026)"),
+                                          (f"{TOKEN}\u00a0hf_other", "a character that is not ASCII (U+00A0)")])
+def test_a_token_no_request_can_carry_is_a_config_error_naming_the_variable(hub_server, monkeypatch, sleeps, written,
+                                                                             what, store, tmp_path):
+    """HF_TOKEN holding what no HTTP header can carry (a pasted `…` or non-breaking space): a ConfigError (exit 2)
+    naming the variable and the character, the token shown nowhere, no request sent and none retried. Before,
+    `UnicodeEncodeError` escaped every Hub request (a traceback; `ingest`: "an unexpected error: please report it")."""
+    import re
+
+    from indexer.errors import ConfigError
+
+    monkeypatch.setenv("HF_TOKEN", written)
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(ConfigError, match=re.escape(f"HF_TOKEN holds {what}, which no HTTP header can carry: set it "
+                                                    "to the token alone")) as got:
+        client.repo_snapshot(GATED)
+    assert TOKEN not in str(got.value) and "hf_other" not in str(got.value)
+    assert sleeps == [] and hub_server.log == []
+    # an ingest's metadata: one warning, the results stored (before, the UnicodeEncodeError ended it)
+    from indexer.ingest import ingest
+
+    s = ingest(str(_one_prompt_table(tmp_path, ("fake-org/tiny-lb", 1))), store=store, hub=client)
+    assert s.errors == [] and s.outcomes == 1 and s.metadata == 0
+    assert [w for w in s.warnings if "HF_TOKEN holds" in w and w.startswith("no Hub metadata fetched: ")] == s.warnings
+
+
 def test_retries_429_and_5xx_with_backoff(client, hub_server, sleeps):
     hub_server.fail("/api/models/fake-org/tiny-lb", [429, 503, 500])
     assert client.model_info("fake-org/tiny-lb")["likes"] == 7
