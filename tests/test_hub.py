@@ -480,6 +480,25 @@ def test_a_repo_listing_a_file_name_that_is_not_text_is_a_hub_error(hub_server, 
     assert s.exit_code == 4 and "whose name is not text" in e.message and "please report" not in e.message
 
 
+def test_an_answer_that_is_not_json_is_a_hub_error_naming_the_repo_or_listing(hub_server, sleeps, store):
+    """A 200 whose body is not JSON (a proxy's error page, a broken mirror: `server.garble`) for a repo's info or an
+    organisation's listing: a HubError naming the repo or the listing and the endpoint, not retried (`ingest` exit
+    4); the next request, answered right, goes on."""
+    from indexer.ingest import ingest
+
+    repo = "fake-org/lm-eval-results"
+    hub_server.garble(f"/api/datasets/{repo}", 1)
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(HubError, match=rf"cannot read {repo}: the Hub at http://127\.0\.0\.1:\d+ answered something "
+                                       r"huggingface_hub cannot read \(JSONDecodeError"):
+        client.repo_snapshot(repo)
+    hub_server.garble("/api/datasets", 1)
+    s = ingest("hub-org:fake-org", store=store, hub=client, fetch_metadata=False)
+    (e,) = s.errors
+    assert s.exit_code == 4 and e.file == "hub-org:fake-org" and "cannot list the datasets of fake-org" in e.message
+    assert sleeps == [] and client.repo_snapshot(repo).files
+
+
 def test_a_model_info_with_a_date_huggingface_hub_cannot_parse_is_a_hub_error_and_the_ingest_goes_on(
         hub_server, sleeps, store, tmp_path):
     """A model's info whose `createdAt` is no date (a broken mirror, a hostile HF_ENDPOINT) makes huggingface_hub
