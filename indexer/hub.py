@@ -12,14 +12,16 @@
   (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice, in one folder
   per repo whatever the case its id is asked in (:meth:`HubClient._held_as`); it records
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
-  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
+  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`; a commit gone
+  since the listing, a force-push, is a :class:`RevisionGoneError` naming the file and the commit);
   :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
   read; so does an ingest, beside the revisions the home's other sources of the repo read), each holding
   :meth:`HubClient.using` (a lock per repo) from its download to its reading, so no other process removes what it
   reads. Offline,
   :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
   (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
-- The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
+- The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login, read as huggingface_hub reads it (without the
+  newline or spaces around it); it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
   connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubUnavailableError`
@@ -32,7 +34,8 @@
   with ``huggingface_hub.set_client_factory``). Inside a :class:`HubClient` operation it raises 408/429/5xx answers
   and failed connections as :class:`_Retryable`, which huggingface_hub does not retry itself (its own retries used to
   stack on these: 5 x 5 tries per file), so :meth:`HubClient._call` is the only layer that retries; and it starts no
-  request once the operation's ``deadline`` (default 60 s from its start) has passed. After an operation gave up,
+  request, and reads no more of an answer coming in slower than :data:`LOW_SPEED` (a server trickling a file's
+  bytes), once the operation's ``deadline`` (default 60 s from its start) has passed. After an operation gave up,
   the client's later operations are tried once each until one succeeds, so a failing Hub costs one deadline per
   ``hub-org:`` listing, not one per repo. (A body cut off mid-transfer is resumed by huggingface_hub, within the
   deadline.)
@@ -82,6 +85,12 @@ _ETAG = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 
 class _RevisionNotFound(NotFoundError):
     """The repo exists, the revision asked for does not (:meth:`HubClient.repo_snapshot` names it)."""
+
+
+class RevisionGoneError(HubError):
+    """The commit a repo was listed at is gone by the time its files are downloaded (its branch was force-pushed,
+    its history squashed): :meth:`HubClient.download` names the file and the commit; listing the repo again reads
+    the revision it has now (an ingest does so once)."""
 
 
 class HubOutageError(HubError):
@@ -264,10 +273,40 @@ class _HubTransport:
         except BaseException:
             response.close()
             raise
+        if expired is not None:  # the body too: a server trickling its bytes (each read within the read timeout)
+            response.stream = _deadline_stream(response.stream, expired, f"{request.method} {request.url.path}")
         return response
 
     def close(self) -> None:
         self.inner.close()
+
+
+#: past an operation's deadline, an answer's body is read on while it comes in at least this fast (bytes a second,
+#: averaged from its start), as curl's ``--speed-limit``: a large file on a slow link is not cut off, a trickle is
+LOW_SPEED = 50_000
+
+
+def _deadline_stream(inner, expired: Callable[[], bool], what: str):
+    """A response body that stops once the operation's deadline has passed and it comes in slower than
+    :data:`LOW_SPEED` (:class:`_DeadlineExceeded`), looked at before each chunk: before, the deadline was looked at
+    only between requests, so a server sending a byte every few seconds, within every read timeout, held a download
+    (and a pass) for as long as it liked."""
+    import httpx2
+
+    class _DeadlineStream(httpx2.SyncByteStream):  # (the type httpx asks a transport's answer to have)
+        def __iter__(self):
+            began, got = time.monotonic(), 0
+            for chunk in inner:
+                got += len(chunk)
+                if expired() and got < LOW_SPEED * (time.monotonic() - began):
+                    raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in at "
+                                            f"{got} bytes in {time.monotonic() - began:.0f} s")
+                yield chunk
+
+        def close(self) -> None:
+            inner.close()
+
+    return _DeadlineStream()
 
 
 def _client_factory():
@@ -341,6 +380,20 @@ def _install_transport() -> None:
 
         set_client_factory(_client_factory)
         _installed = True
+    _one_log_handler()
+
+
+def _one_log_handler() -> None:
+    """huggingface_hub's log records through the handlers the application configured (the CLI's, in its format),
+    not also through the bare stderr handler huggingface_hub gives its own logger (before, each of its warnings, such
+    as "Error while downloading ... Trying to resume download...", showed twice). Left as it is when the root logger
+    has no handler: the library's warnings still show."""
+    if not logging.getLogger().handlers:
+        return
+    hf = logging.getLogger("huggingface_hub")
+    for handler in list(hf.handlers):
+        if type(handler) is logging.StreamHandler:
+            hf.removeHandler(handler)
 
 
 def is_valid_repo_id(value: str) -> bool:
@@ -361,6 +414,9 @@ class RepoSnapshot:
     #: the revision asked for (``main`` when none): :meth:`HubClient.download` records in the cache which commit it
     #: was, as huggingface_hub does for a branch or tag, so an offline :meth:`HubClient.cached_snapshot` finds it
     ref: str | None = field(default=None, compare=False)  # the same commit is the same snapshot, however asked
+    #: the id the Hub gives the repo now (its info's ``id``): a renamed repo's new id, whose old one the Hub redirects;
+    #: None when unknown (read from the cache)
+    hub_id: str | None = field(default=None, compare=False)
 
 
 def offline_variable() -> str | None:
@@ -393,6 +449,25 @@ def _endpoint_problem(endpoint: str, variable: str | None) -> str | None:
             f"{variable or 'it'} to the Hub's URL (https://huggingface.co) or a mirror's (https://HOST[:PORT])")
 
 
+def _token_problem(token: str | None, given: str | None) -> str | None:
+    """What makes the token one no HTTP header can carry (a character that is not ASCII: a pasted ``…``; a line
+    break or NUL inside a token given as an argument: huggingface_hub drops those of HF_TOKEN), naming where it came
+    from and never showing it; None for a token a request can carry (or none). Before, a non-ASCII one raised
+    ``UnicodeEncodeError`` out of every request, a line break was retried for 31 s as "the connection failed
+    (LocalProtocolError)"."""
+    if not token:
+        return None
+    bad = next((c for c in token if ord(c) > 127 or c in "\r\n\0"), None)
+    if bad is None:
+        return None
+    what = "a line break" if bad in "\r\n" else "a NUL" if bad == "\0" else \
+        f"a character that is not ASCII (U+{ord(bad):04X})"
+    where = ("the token given" if given else next((v for v in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+                                                   if os.environ.get(v)), "the token `hf auth login` saved"))
+    return (f"{where} holds {what}, which no HTTP header can carry: set it to the token alone (hf_... as "
+            "https://huggingface.co/settings/tokens shows it), or run `hf auth login`")
+
+
 def _offline_message(what: str, repo: str) -> str:
     return f"cannot {what} {repo}: {offline_variable() or 'HF_HUB_OFFLINE'} is set; unset it to reach the Hub"
 
@@ -422,7 +497,10 @@ class HubClient:
         self._endpoint_problem = _endpoint_problem(given, "HF_ENDPOINT" if endpoint is None else None)
         # the library reads HF_HUB_OFFLINE once at import; make the environment at call time the truth
         constants.HF_HUB_OFFLINE = _offline()
-        self._token = token or os.environ.get("HF_TOKEN") or get_token() or None
+        # as huggingface_hub reads it (HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the login), without the newline or
+        # spaces a file or a paste leaves (before, read as written: an illegal header, "the connection failed" for 31 s)
+        self._token = token or get_token() or None
+        self._token_problem = _token_problem(self._token, token)
         if cache_dir is None:
             from .config import get_settings
 
@@ -458,6 +536,8 @@ class HubClient:
         while the client is failing (an earlier operation gave up and none has succeeded since)."""
         if self.offline:
             raise HubError(_offline_message(what, repo))
+        if self._token_problem is not None:  # no request could carry it: said at once, not retried for 31 s
+            raise ConfigError(self._token_problem)
         if self._endpoint_problem is not None:  # no request could reach it: said at once, not retried for 31 s
             raise HubUnreachableError(f"cannot {what} {repo}: {self._endpoint_problem}", self._endpoint_problem)
         start = self._clock()
@@ -481,6 +561,10 @@ class HubClient:
                     if retry_after is None:
                         if isinstance(err, HubOutOfTimeError):  # the deadline spent, as retries giving up spend it:
                             self._failing = True  # the next operation is tried once (before, retried to its deadline)
+                            # and what to do, as when the retries give up (before, nothing: "out of time (GET ...)")
+                            raise HubOutOfTimeError(
+                                f"{err} (past this operation's {self.deadline:.0f} s deadline: the Hub answered too "
+                                f"slowly or broke off mid-answer; {self.again})", err.reason) from None
                         raise err from None
                     delay = min(self.max_backoff, max(retry_after, self.backoff * (2**attempt)))
                     attempt += 1
@@ -560,7 +644,9 @@ class HubClient:
             base_total, base_from = self._base_size(one, (*_seen, repo_id))
             if base_total is not None and base_total > total:
                 total, size_from = base_total, base_from
-        gated = None if gated is None else str(gated).lower()
+        # the Hub's gated is false, true, "auto" or "manual": anything else (a mapping from a broken mirror) is unknown,
+        # not its repr stored
+        gated = str(gated).lower() if isinstance(gated, (bool, str)) else None
         one = _one_base(card.get("base_model"), info.tags)
         adapter = one is not None and (str(info.library_name or "").lower() == "peft" or any(
             isinstance(t, str) and t.lower() == f"base_model:adapter:{one}".lower() for t in info.tags or []))
@@ -588,9 +674,11 @@ class HubClient:
             "num_parameters": parameter_count(total),  # a base model stored with 0 before: unknown
             "pipeline_tag": _fits(_card_text(info.pipeline_tag, join=False), 128),
             "library": _fits(_card_text(info.library_name, join=False), 128),
-            "tags": [t for t in (_card_text(x, join=False) for x in (info.tags or []) if isinstance(x, str)) if t],
-            "downloads": info.downloads,
-            "likes": info.likes,
+            # a list of texts (one text is no list of tags: before, its letters were stored as tags)
+            "tags": [t for t in (_card_text(x, join=False) for x in info.tags if isinstance(x, str)) if t]
+            if isinstance(info.tags, (list, tuple)) else [],
+            "downloads": _tally(info.downloads),
+            "likes": _tally(info.likes),
             "gated": gated,
             "created_at": info.created_at,
             "last_modified": info.last_modified,
@@ -644,7 +732,9 @@ class HubClient:
         def run():
             info = self._api.repo_info(repo_id, repo_type=repo_type, revision=revision)
             files = tuple(s.rfilename for s in (info.siblings or []))
-            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None), revision or "main")
+            now = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else None
+            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None), revision or "main",
+                                now)
 
         try:
             snap = self._call("read", repo_id, repo_type, run)
@@ -667,6 +757,10 @@ class HubClient:
                                     f"hub:open-llm-leaderboard/{org}__{name}-details; a private dataset of that "
                                     "name needs HF_TOKEN)") from None
             raise
+        odd = next((f for f in snap.files if not isinstance(f, str)), None)
+        if odd is not None:  # (before, the ingest's unsafe-name message failed on it: "please report it", exit 1)
+            raise HubError(f"the Hub at {self.endpoint} listed a file of {repo_id} whose name is not text "
+                           f"({str(odd)[:80]}); refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
         if not _SHA.match(snap.sha or ""):
             raise HubError(f"the Hub at {self.endpoint} answered the commit sha {str(snap.sha)[:80]!r} for {repo_id}, not "
                            "40 hex digits; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
@@ -790,11 +884,20 @@ class HubClient:
         root: Path | None = None
 
         def fetch(name: str, **again) -> str:
-            return self._call(
-                f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
-                snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
-                cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint, **again,
-            )
+            try:
+                return self._call(
+                    f"download {name} from", asked, snapshot.repo_type, hf_hub_download,
+                    snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
+                    cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint, **again,
+                )
+            except _RevisionNotFound:  # listed a moment ago: the repo changed since (before, "revision not found in
+                # the dataset ORG/NAME", neither the file nor the commit named, as if a revision had been mistyped)
+                when = (f" ({snapshot.ref} when listed)" if snapshot.ref and not snapshot.sha.startswith(snapshot.ref)
+                        else "")
+                raise RevisionGoneError(
+                    f"cannot download {name} from {asked}: its commit {snapshot.sha}{when} is no longer on the Hub at "
+                    f"{self.endpoint}: the repo changed since it was listed (a force-push or a squashed history); "
+                    "run the command again to read the revision it has now") from None
 
         for name in files:
             path = fetch(name)
@@ -1011,6 +1114,13 @@ def _fits(text: str | None, width: int) -> str | None:
     return text if text is None or len(text) <= width else None
 
 
+def _tally(value) -> int | None:
+    """A count of the Hub's (downloads, likes) when it is one its SQL column takes: a whole number from 0 below 2**63,
+    else None. Before, a broken mirror's ``"many"`` reached SQL and PostgreSQL refused the pass's whole metadata
+    batch."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63 else None
+
+
 def _card_text(value, *, join: bool) -> str | None:
     """A model card's metadata value as text: a string (stripped; blank -> None), a number as written, a list of
     them joined with "," (``join``) or its first (else); a mapping, a text holding a NUL (no database takes it: a
@@ -1042,16 +1152,24 @@ def _malformed_answer(exc: Exception) -> bool:
     of ours still escapes as itself. Before, such an answer ended the whole indexing pass with a traceback."""
     import json
 
-    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...") is our fault
-    if not isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError)):
+    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...") is our fault; one
+    # raised while huggingface_hub builds an object of the answer (ModelInfo's ``parse_datetime`` of a ``createdAt``
+    # that is no date) is the answer's
+    if not isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, ValueError)):
         return False
     tb = exc.__traceback__
     if tb is None:
         return False
-    while tb.tb_next is not None:
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code)
         tb = tb.tb_next
     ours = str(Path(__file__).resolve().parent)
-    return not str(Path(tb.tb_frame.f_code.co_filename).resolve()).startswith(ours)
+    if str(Path(frames[-1].co_filename).resolve()).startswith(ours):
+        return False
+    return not isinstance(exc, ValueError) or isinstance(exc, json.JSONDecodeError) or any(
+        code.co_name in ("__init__", "__post_init__", "parse_datetime") and "huggingface_hub" in code.co_filename
+        for code in frames)
 
 
 def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: str, has_token: bool):
@@ -1165,8 +1283,19 @@ def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") ->
 
 
 def _retry_after(response) -> float:
+    """The seconds an answer's ``Retry-After`` asks to wait: a number of seconds, or an HTTP date (RFC 9110, as a CDN
+    or proxy may send; before, read as no wait at all); 0 when absent, unreadable or past."""
+    import email.utils
+
     value = response.headers.get("Retry-After") if response is not None else None
-    try:
-        return max(0.0, float(value)) if value else 0.0
-    except ValueError:
+    if not value:
         return 0.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, when.timestamp() - time.time()) if when.tzinfo is not None else 0.0

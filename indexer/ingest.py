@@ -476,16 +476,25 @@ class Ingester:
 
     def _ingest_hub_repo(self, repo_id: str, revision: str | None, format: str | None, listed: bool,
                          **options) -> None:
-        from .hub import HubOutageError, is_safe_repo_path, is_valid_repo_id
+        from .hub import HubOutageError, RevisionGoneError, is_safe_repo_path, is_valid_repo_id
         from .sources import check_options, find_reader, plan_files, read_source
 
         location = self._hub_location(repo_id)
         s = self.summary
         outage = None  # the Hub's outage, when the repo is read from this home's Hub cache instead
+        relisted = False  # listed once more, the commit first listed gone before its files were downloaded
         while True:
             try:
                 snap = (self.hub.repo_snapshot(repo_id, revision) if outage is None else
                         self.hub.cached_snapshot(repo_id, revision, "dataset"))
+                if snap.hub_id and snap.hub_id.lower() != repo_id.lower():  # renamed: the Hub redirects the old id;
+                    # stored under the id it has now, which its next ingest finds (before, each name was a source of
+                    # its own, the same outcomes stored under both)
+                    location = self._hub_location(snap.hub_id)
+                    s.warnings.append(f"hub:{repo_id} is hub:{snap.hub_id} on the Hub now (renamed): stored as "
+                                      f"{location}; name it so where it is configured (`taskspace sources add "
+                                      f"hub:{snap.hub_id}`, then `sources remove hub:{repo_id}`)")
+                    repo_id = snap.hub_id
                 stored_as = read_revision(snap.sha, options)  # the commit, and the read options that change the result
                 if self._unchanged(location, stored_as):
                     self._said_cached(location, outage, snap)
@@ -537,6 +546,13 @@ class Ingester:
                     s.add_error(outage, location)
                     return
                 outage = exc
+            except RevisionGoneError as exc:  # main moved on (a force-push) between the listing and the download:
+                # the revision it has now, unless a commit was asked for (before, the ingest stored nothing)
+                if relisted or snap.sha.startswith(revision or "\0"):
+                    s.add_error(exc, location)
+                    return
+                log.warning("%s: %s; listing it again", location, exc)
+                relisted = True
             except (HubError, NotFoundError) as exc:
                 s.add_error(exc if outage is None else outage, location)  # nothing usable cached: the Hub's error
                 return
@@ -696,7 +712,7 @@ class Ingester:
                 self.summary.warnings.append(f"{name}: not a model on the Hub; no metadata")
                 if rec is not None:  # asked: not asked again every pass (its kind and fields stay)
                     self.store.upsert_models([{"key": name, "kind": rec.kind}])
-            except HubUnreachableError as exc:
+            except (HubUnreachableError, ConfigError) as exc:  # (a token no request can carry: for every model)
                 self.summary.warnings.append(f"no Hub metadata fetched: {exc}")
                 break
             except HubError as exc:

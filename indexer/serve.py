@@ -184,6 +184,8 @@ def scrub(text: str) -> str:
     for url in (s.database_url, s.qdrant_url):
         text = mask_secrets(text, url)
     for secret in (s.qdrant_api_key, os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")):
+        # as it is sent: without the newline or spaces a file or a paste leaves (huggingface_hub's reading)
+        secret = (secret or "").replace("\r", "").replace("\n", "").strip()
         if secret and len(secret) >= _WHOLE_TOKEN:  # wherever it appears
             text = text.replace(secret, "***")
         elif secret:  # a short one only where it stands as a token: before, in every word holding its letters

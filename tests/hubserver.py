@@ -26,7 +26,12 @@ Misbehaving servers (a broken mirror, a hostile ``HF_ENDPOINT``): ``server.tampe
 etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Commit`` keeps the real one), list extra ``files``
 (``{name: bytes}``, any name, e.g. ``../../escape.jsonl``; served at their URL path) and answer ``etag`` as every
 file's ETag. ``server.drop(prefix, n)`` closes the connection without an answer on the next ``n`` requests whose path
-starts with ``prefix`` (a dropping server).
+starts with ``prefix`` (a dropping server). ``server.cut(prefix, n)``: the next ``n`` file answers (GET ``/resolve/``)
+under ``prefix`` send their headers (the whole Content-Length) and half the body, then close the connection (a
+connection reset mid-file). ``server.slow(prefix, seconds)``: file answers under ``prefix`` send their body 1 KB at a
+time, ``seconds`` apart (a server trickling its bytes, each read well within any read timeout).
+``server.garble(prefix, n)``: the next ``n`` answers under ``prefix`` are 200 with a
+body that is not JSON (a proxy's error page, a broken mirror).
 
 Writing (what ``HfApi.create_repo`` / ``create_commit`` / ``upload_folder`` send): ``POST /api/repos/create`` (JSON
 ``{name, organization, type, visibility}``; 409 when it exists), ``POST /api/validate-yaml``, ``GET /api/whoami-v2``,
@@ -65,6 +70,9 @@ class HubServer:
         self._faults: list[tuple[str, list]] = []
         self.private: dict[str, set[str]] = {}
         self._drops: list[list] = []
+        self._cuts: list[list] = []
+        self._garbles: list[list] = []
+        self.slows: dict[str, float] = {}
         self.tampered: dict[str, dict] = {}
         self.tokens: dict[str, str] = {}
         self.commits: list[dict] = []
@@ -125,9 +133,20 @@ class HubServer:
         with self._lock:
             self._drops.append([prefix, n])
 
-    def _drop_for(self, path: str) -> bool:
+    def cut(self, prefix: str, n: int) -> None:
         with self._lock:
-            for d in self._drops:
+            self._cuts.append([prefix, n])
+
+    def slow(self, prefix: str, seconds: float) -> None:
+        self.slows[prefix] = seconds
+
+    def garble(self, prefix: str, n: int) -> None:
+        with self._lock:
+            self._garbles.append([prefix, n])
+
+    def _drop_for(self, path: str, drops: list | None = None) -> bool:
+        with self._lock:
+            for d in self._drops if drops is None else drops:
                 if path.startswith(d[0]) and d[1] > 0:
                     d[1] -= 1
                     return True
@@ -434,6 +453,8 @@ class _Handler(BaseHTTPRequestHandler):
         moved = self.hub._redirect(path)
         if moved is not None:  # a renamed repo
             return self._send(307, b"", {"Location": moved + (f"?{url.query}" if url.query else "")}, head)
+        if self.hub._drop_for(path, self.hub._garbles):  # 200 with a body that is not JSON
+            return self._send(200, b"<html><body>502 Bad Gateway</body></html>", {"Content-Type": "text/html"}, head)
         fault = self.hub._fault_for(path)
         if fault is not None:
             status, headers = fault if isinstance(fault, tuple) else (fault, None)
@@ -526,6 +547,34 @@ class _Handler(BaseHTTPRequestHandler):
             if data is None:
                 return self._error(404, "EntryNotFound", f"{fpath} does not exist on {rev}", head)
             etag = self.hub._tamper_of(d).get("etag") or _git_oid(data)
+            if not head and self.hub._drop_for(path, self.hub._cuts):  # half the body, then the connection closes
+                self.send_response(200)
+                for k, v in {"Content-Type": "application/octet-stream", "Content-Length": str(len(data)),
+                             "X-Repo-Commit": sha, "ETag": f'"{etag}"'}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            pause = next((v for k, v in self.hub.slows.items() if path.startswith(k)), None)
+            if not head and pause is not None:  # the body 1 KB at a time, ``pause`` seconds apart
+                import time
+
+                self.send_response(200)
+                for k, v in {"Content-Type": "application/octet-stream", "Content-Length": str(len(data)),
+                             "X-Repo-Commit": sha, "ETag": f'"{etag}"'}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                for i in range(0, len(data), 1024):
+                    try:
+                        self.wfile.write(data[i:i + 1024])
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
+                        self.close_connection = True
+                        return
+                    time.sleep(pause)
+                return
             return self._send(200, data, {"Content-Type": "application/octet-stream", "X-Repo-Commit": sha,
                                           "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}, head)
         return self._error(404, None, "Not found", head)

@@ -117,6 +117,51 @@ def test_gated_repo_without_and_with_a_token(hub_server, monkeypatch, caplog):
     assert TOKEN not in repr(ok) and "hf_wrong_token_123" not in str(e.value)
 
 
+@pytest.mark.parametrize("written", [f"{TOKEN}\n", f" {TOKEN} ", f"{TOKEN}\r\n"])
+def test_a_token_written_with_a_newline_or_spaces_is_read_as_huggingface_hub_reads_it(hub_server, monkeypatch, sleeps,
+                                                                                      written):
+    """HF_TOKEN as a file or a copy gives it (`HF_TOKEN="$(cat token)"` keeps a CR; a pasted one a space): the token
+    without them, as huggingface_hub reads it, so the gated repo's files download. Before, taskspace read the variable
+    as written: every request failed inside httpx (an illegal header value), was retried for 31 s as "the connection
+    failed (LocalProtocolError) talking to ...", and the repo could not be read; and a message a server masks
+    (`serve.scrub`) hides the token as it is sent (before, only as written: a newline and all)."""
+    monkeypatch.setenv("HF_TOKEN", written)
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    snap = client.repo_snapshot(GATED)
+    root = client.download(snap, [f for f in snap.files if f.endswith(".json")])
+    assert any(root.rglob("*.json")) and sleeps == []
+    assert "token=set" in repr(client) and TOKEN not in repr(client)
+    from indexer.serve import scrub
+
+    assert scrub(f"refused Bearer {TOKEN}.") == "refused Bearer ***."  # masked as it is sent, not only as written
+
+
+@pytest.mark.parametrize("written,what", [(f"{TOKEN}\u2026", "a character that is not ASCII (U+2026)"),
+                                          (f"{TOKEN}\u00a0hf_other", "a character that is not ASCII (U+00A0)")])
+def test_a_token_no_request_can_carry_is_a_config_error_naming_the_variable(hub_server, monkeypatch, sleeps, written,
+                                                                             what, store, tmp_path):
+    """HF_TOKEN holding what no HTTP header can carry (a pasted `…` or non-breaking space): a ConfigError (exit 2)
+    naming the variable and the character, the token shown nowhere, no request sent and none retried. Before,
+    `UnicodeEncodeError` escaped every Hub request (a traceback; `ingest`: "an unexpected error: please report it")."""
+    import re
+
+    from indexer.errors import ConfigError
+
+    monkeypatch.setenv("HF_TOKEN", written)
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(ConfigError, match=re.escape(f"HF_TOKEN holds {what}, which no HTTP header can carry: set it "
+                                                    "to the token alone")) as got:
+        client.repo_snapshot(GATED)
+    assert TOKEN not in str(got.value) and "hf_other" not in str(got.value)
+    assert sleeps == [] and hub_server.log == []
+    # an ingest's metadata: one warning, the results stored (before, the UnicodeEncodeError ended it)
+    from indexer.ingest import ingest
+
+    s = ingest(str(_one_prompt_table(tmp_path, ("fake-org/tiny-lb", 1))), store=store, hub=client)
+    assert s.errors == [] and s.outcomes == 1 and s.metadata == 0
+    assert [w for w in s.warnings if "HF_TOKEN holds" in w and w.startswith("no Hub metadata fetched: ")] == s.warnings
+
+
 def test_retries_429_and_5xx_with_backoff(client, hub_server, sleeps):
     hub_server.fail("/api/models/fake-org/tiny-lb", [429, 503, 500])
     assert client.model_info("fake-org/tiny-lb")["likes"] == 7
@@ -173,6 +218,86 @@ def test_a_deadline_passing_between_huggingface_hubs_own_requests_is_an_outage(c
     assert len(hub_server.downloads()) == 0  # its metadata asked, the file never fetched
 
 
+def test_a_download_cut_off_mid_file_is_resumed_or_says_what_to_do_and_leaves_nothing_half_written(hub_server):
+    """A file answer cut off mid-body (the connection reset after half the bytes): once, it is fetched again within the
+    operation and the file is whole; every time, until the operation's deadline passes, the error names the file and
+    the repo, says the deadline passed and what to do (the client's `again`), and the cache holds nothing of the file
+    (no blob, no `.incomplete`, no snapshot link), so the next run downloads it whole. Before, "cannot download F from
+    ORG/NAME: out of time (GET /datasets/...: the operation's deadline has passed)", with nothing to do said."""
+    from indexer.hub import HubOutOfTimeError
+
+    repo = "fake-org/lm-eval-results"
+    client = HubClient(deadline=3.0, again="run `taskspace ingest` again later")
+    snap = client.repo_snapshot(repo)
+    name = next(f for f in snap.files if f.endswith(".json"))
+    prefix = f"/datasets/{repo}/resolve/"
+    hub_server.cut(prefix, 1)
+    root = client.download(snap, [name])
+    assert (root / name).read_bytes() == (hub_server.root / "datasets" / repo / name).read_bytes()
+
+    other = next(f for f in snap.files if f.endswith(".jsonl"))
+    hub_server.cut(prefix, 1000)
+    with pytest.raises(HubOutOfTimeError, match=rf"cannot download {other} from {repo}: .*3 s deadline.*; run "
+                                                r"`taskspace ingest` again later\)$"):
+        client.download(snap, [other])
+    storage = client.cache_dir / f"datasets--{repo.replace('/', '--')}"
+    assert not (storage / "snapshots" / snap.sha / other).exists()
+    assert sorted(p.name for p in (storage / "blobs").iterdir()) == [
+        (storage / "snapshots" / snap.sha / name).resolve().name]  # only the first file's blob: nothing half-written
+    hub_server._cuts.clear()
+    root = HubClient().download(snap, [other])  # the next run
+    assert (root / other).read_bytes() == (hub_server.root / "datasets" / repo / other).read_bytes()
+
+
+def test_huggingface_hubs_warnings_show_once_in_the_format_of_taskspace_logs(hub_server, taskspace_home):
+    """`taskspace ingest hub:ORG/NAME` whose file answer is cut off once: huggingface_hub's warning that it resumes the
+    download shows once on stderr, in the format of taskspace's other log lines. Before, it showed twice: once bare
+    (huggingface_hub's own handler) and once through the CLI's logging."""
+    import os
+    import subprocess
+    import sys
+
+    hub_server.cut("/datasets/fake-org/lm-eval-results/resolve/", 1)
+    env = {**os.environ, "HF_HUB_OFFLINE": "0"}
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", "hub:fake-org/lm-eval-results",
+                          "--no-metadata"], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    lines = [x for x in res.stderr.splitlines() if "Error while downloading" in x]
+    assert len(lines) == 1 and " WARNING huggingface_hub.file_download: " in lines[0], res.stderr
+
+
+def test_a_server_trickling_a_file_past_the_deadline_is_out_of_time_not_waited_for(hub_server):
+    """A file answer whose bytes come slowly, each read well within any read timeout (1 KB every 0.4 s: a 12 KB file
+    takes about 5 s), with a 2 s deadline: the download stops once the deadline passes, an outage
+    (`HubOutOfTimeError`) naming the file and saying what to do, with nothing of the file in the cache; an answer
+    coming in fast past the deadline (a large file) is read to its end. Before, the deadline was looked at only
+    between requests: the download ran to its end (a server sending a byte every 9 s held
+    a pass for hours)."""
+    import time
+
+    from indexer.hub import HubOutOfTimeError
+
+    repo = "fake-org/lm-eval-results"
+    client = HubClient(deadline=2.0)
+    snap = client.repo_snapshot(repo)
+    name = next(f for f in snap.files if f.endswith(".json"))
+    assert (hub_server.root / "datasets" / repo / name).stat().st_size > 10_000
+    hub_server.slow(f"/datasets/{repo}/resolve/", 0.4)
+    start = time.monotonic()
+    with pytest.raises(HubOutOfTimeError, match=rf"cannot download {name} from {repo}: out of time .*2 s deadline"):
+        client.download(snap, [name])
+    assert time.monotonic() - start < 3.5
+    storage = client.cache_dir / f"datasets--{repo.replace('/', '--')}"
+    assert not (storage / "snapshots" / snap.sha / name).exists()
+    assert not [p for p in (storage / "blobs").iterdir()] if (storage / "blobs").is_dir() else True
+
+    # past the deadline, an answer coming in fast (a large file on a good link) is read to its end
+    hub_server.slows.clear()
+    late = HubClient(deadline=60.0, clock=lambda: 1000.0 if hub_server.downloads() else 0.0)
+    root = late.download(snap, [name])
+    assert (root / name).read_bytes() == (hub_server.root / "datasets" / repo / name).read_bytes()
+
+
 @pytest.mark.parametrize("value,ok", [
     ("meta-llama/Llama-3.1-8B", True), ("fake-org/noisy-oracle-70", True), ("a/b", True),
     ("gpt-4o(eval_results/gpt4o)", False), ("fake-org/", False), ("no-slash", False), ("a/b/c", False),
@@ -218,6 +343,20 @@ def test_429_waits_at_least_retry_after(client, hub_server, sleeps):
     hub_server.fail("/api/models/fake-org/tiny-lb", [(429, {"Retry-After": "120"})])
     assert capped.model_info("fake-org/tiny-lb")["likes"] == 7
     assert sleeps[-1] == 3.0  # never longer than max_backoff
+
+
+def test_a_retry_after_given_as_a_date_is_waited_for(client, hub_server, sleeps):
+    """`Retry-After` may be an HTTP date (RFC 9110; as a CDN or proxy in front of a mirror sends it): a 429 asking to
+    wait until 20 s from now waits about 20 s, as `Retry-After: 20` does; a date past is no wait. Before, a date was
+    read as no wait: the retries came on the 0.5 s backoff, each one refused again, and gave up long before it."""
+    import email.utils
+    import time
+
+    soon = email.utils.formatdate(time.time() + 20, usegmt=True)
+    past = email.utils.formatdate(time.time() - 600, usegmt=True)
+    hub_server.fail("/api/models/fake-org/tiny-lb", [(429, {"Retry-After": soon}), (503, {"Retry-After": past})])
+    assert client.model_info("fake-org/tiny-lb")["likes"] == 7
+    assert 17.0 <= sleeps[0] <= 21.0 and sleeps[1] == 1.0, sleeps
 
 
 @pytest.mark.parametrize("token,status,words", [
@@ -319,6 +458,72 @@ def test_an_answer_huggingface_hub_cannot_read_is_a_hub_error_and_the_ingest_goe
     s = ingest(str(d), store=store)
     assert s.errors == [] and s.outcomes == 2 and s.metadata == 1
     assert len(s.warnings) == 1 and s.warnings[0].startswith("fake-org/broken: no Hub metadata (cannot read model info")
+    assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
+
+
+def test_a_repo_listing_a_file_name_that_is_not_text_is_a_hub_error(hub_server, store):
+    """A dataset's info listing a file whose `rfilename` is not text (`5`: a broken mirror or a hostile HF_ENDPOINT): a
+    HubError naming the repo and the endpoint (`ingest` exit 4, "could not be fetched from the Hub"). Before, the
+    ingest's own unsafe-name message failed on it: "cannot be read: TypeError: 'int' object is not subscriptable (an
+    unexpected error: please report it ...)", exit 1."""
+    import json
+
+    from indexer.ingest import ingest
+
+    repo = "fake-org/lm-eval-results"
+    (hub_server.root / "datasets" / repo / "_info.json").write_text(json.dumps({"siblings": [{"rfilename": 5}]}))
+    with pytest.raises(HubError, match=rf"the Hub at http://127\.0\.0\.1:\d+ listed a file of {repo} whose name is "
+                                       r"not text \(5\); refusing it"):
+        HubClient().repo_snapshot(repo)
+    s = ingest(f"hub:{repo}", store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert s.exit_code == 4 and "whose name is not text" in e.message and "please report" not in e.message
+
+
+def test_an_answer_that_is_not_json_is_a_hub_error_naming_the_repo_or_listing(hub_server, sleeps, store):
+    """A 200 whose body is not JSON (a proxy's error page, a broken mirror: `server.garble`) for a repo's info or an
+    organisation's listing: a HubError naming the repo or the listing and the endpoint, not retried (`ingest` exit
+    4); the next request, answered right, goes on."""
+    from indexer.ingest import ingest
+
+    repo = "fake-org/lm-eval-results"
+    hub_server.garble(f"/api/datasets/{repo}", 1)
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(HubError, match=rf"cannot read {repo}: the Hub at http://127\.0\.0\.1:\d+ answered something "
+                                       r"huggingface_hub cannot read \(JSONDecodeError"):
+        client.repo_snapshot(repo)
+    hub_server.garble("/api/datasets", 1)
+    s = ingest("hub-org:fake-org", store=store, hub=client, fetch_metadata=False)
+    (e,) = s.errors
+    assert s.exit_code == 4 and e.file == "hub-org:fake-org" and "cannot list the datasets of fake-org" in e.message
+    assert sleeps == [] and client.repo_snapshot(repo).files
+
+
+def test_a_model_info_with_a_date_huggingface_hub_cannot_parse_is_a_hub_error_and_the_ingest_goes_on(
+        hub_server, sleeps, store, tmp_path):
+    """A model's info whose `createdAt` is no date (a broken mirror, a hostile HF_ENDPOINT) makes huggingface_hub
+    raise `ValueError: Cannot parse 'yesterday' as a datetime` while building its ModelInfo: a HubError naming the
+    endpoint and the model, not retried, and an ingest stores the outcomes and the other model's metadata with a
+    warning for that model. Before, the ValueError escaped: `taskspace ingest` ended with a traceback after the
+    source was stored, and no model of the pass got metadata."""
+    import json
+
+    from indexer.ingest import ingest
+
+    d = hub_server.root / "models" / "fake-org" / "undated"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    (d / "_info.json").write_text(json.dumps({"createdAt": "yesterday"}))
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(HubError, match=r"cannot read model info of fake-org/undated: the Hub at http://127\.0\.0\.1:\d+ "
+                                       r"answered something huggingface_hub cannot read \(ValueError: Cannot parse "
+                                       r"'yesterday' as a datetime"):
+        client.model_info("fake-org/undated")
+    assert sleeps == []
+    t = _one_prompt_table(tmp_path, ("fake-org/undated", 1), ("fake-org/tiny-lb", 0))
+    s = ingest(str(t), store=store)
+    assert s.errors == [] and s.outcomes == 2 and s.metadata == 1
+    assert len(s.warnings) == 1 and s.warnings[0].startswith("fake-org/undated: no Hub metadata (cannot read model info")
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
 
 
@@ -453,6 +658,59 @@ def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home
         pull(f"hub:{LB}@{'0' * 40}")
     (e,) = ingest(f"hub:{LB}@no-such-branch", store=store).errors
     assert "revision 'no-such-branch' not found in the dataset" in e.message
+
+
+def test_a_repo_whose_revision_changes_between_listing_and_download(hub_server, store, sleeps):
+    """The repo's main moves on (a force-push: the commit listed is gone) between `repo_snapshot` and `download`: the
+    download's error names the file, the commit and what happened and to run the command again (a HubError, exit 4),
+    and `ingest hub:ORG/NAME` lists the repo once more and reads the revision it has now; `@COMMIT` pinned to the
+    commit gone stays the error. Before, "revision not found in the dataset ORG/NAME" (exit 1, the file and commit
+    named nowhere, as if the user had mistyped a revision) and the ingest stored nothing."""
+    from indexer.ingest import ingest
+
+    repo = "fake-org/lm-eval-results"
+    folder = hub_server.root / "datasets" / repo
+
+    def force_push():
+        f = next(p for p in sorted(folder.rglob("results_*.json")))
+        f.write_bytes(f.read_bytes() + b"\n")
+
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    snap = client.repo_snapshot(repo)
+    force_push()
+    with pytest.raises(HubError, match=rf"cannot download {snap.files[0]} from {repo}: its commit {snap.sha} \(main "
+                                       rf"when listed\) is no longer on the Hub at http://127\.0\.0\.1:\d+: the repo "
+                                       r"changed since it was listed .*; run the command again"):
+        client.download(snap, list(snap.files))
+    assert sleeps == []
+
+    listed = []
+    real = HubClient.repo_snapshot
+
+    def moving(self, *args, **kwargs):  # main moves on right after the first listing
+        got = real(self, *args, **kwargs)
+        listed.append(got.sha)
+        if len(listed) == 1:
+            force_push()
+        return got
+
+    hub = HubClient(backoff=0.5, sleep=sleeps.append)
+    hub.repo_snapshot = moving.__get__(hub)
+    s = ingest(f"hub:{repo}", store=store, hub=hub, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 84 and len(listed) == 2 and listed[0] != listed[1]
+    s = ingest(f"hub:{repo}", store=store, hub=HubClient(), fetch_metadata=False)
+    assert s.errors == [] and s.skipped == 1  # the revision stored is the one main is now
+
+    hub = HubClient(backoff=0.5, sleep=sleeps.append)  # a commit pinned: not listed again
+    hub.repo_snapshot = moving.__get__(hub)
+    listed.clear()
+    listed.append("already")
+    force_push()
+    pinned = real(hub, repo).sha
+    real_download = HubClient.download
+    hub.download = lambda snap, files, **kw: (force_push(), real_download(hub, snap, files, **kw))[1]
+    (e,) = ingest(f"hub:{repo}@{pinned}", store=store, hub=hub, fetch_metadata=False).errors
+    assert "is no longer on the Hub" in e.message and len(listed) == 2
 
 
 def test_a_short_commit_sha_is_resolved_by_the_hub_online_and_in_the_cache_offline(client, hub_server, monkeypatch):
@@ -715,6 +973,31 @@ def test_a_hub_answer_with_a_nul_in_a_text_costs_no_metadata(hub_server, store, 
     assert s.errors == [] and s.metadata == 2
     got = store.get_model("fake-org/nul")
     assert (got.license, got.pipeline_tag, got.author, got.tags, got.likes) == (None, None, "fake-org", ["ok"], 3)
+    assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+
+
+def test_a_hub_answer_with_counts_or_tags_of_another_type_costs_no_metadata(hub_server, store, tmp_path):
+    """A model's info whose counts are not whole numbers (`downloads: "many"`, likes past a 64-bit integer), whose
+    `tags` is one text (`"llama"`) and whose `gated` is a mapping (a broken mirror or a hostile HF_ENDPOINT): those
+    values are unknown, the rest and every other model's metadata stored, on SQLite and PostgreSQL. Before,
+    PostgreSQL refused "many" (`invalid input syntax for type bigint`): `taskspace ingest` exited 3 and no model of the
+    pass got metadata; the text's letters were stored as five tags, the mapping as its repr."""
+    import json
+
+    from indexer.ingest import ingest
+
+    d = hub_server.root / "models" / "fake-org" / "odd-counts"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    (d / "_info.json").write_text(json.dumps({"downloads": "many", "likes": 10**30, "tags": "llama",
+                                              "gated": {"mode": "manual"}, "cardData": {"license": "mit"}}))
+    got = HubClient().model_info("fake-org/odd-counts")
+    assert (got["downloads"], got["likes"], got["tags"], got["gated"]) == (None, None, [], None)
+    t = _one_prompt_table(tmp_path, ("fake-org/odd-counts", 1), ("fake-org/tiny-lb", 0))
+    s = ingest(str(t), store=store)
+    assert s.errors == [] and s.metadata == 2
+    got = store.get_model("fake-org/odd-counts")
+    assert (got.license, got.downloads, got.likes, got.tags) == ("mit", None, None, [])
     assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
 
 

@@ -494,6 +494,20 @@ def test_a_hub_repo_ingested_in_another_case_is_the_one_source_stored(store, hub
     assert store.get_source("hub:Fake-Org/LM-Eval-Results") is None
 
 
+def test_a_renamed_hub_dataset_is_stored_under_the_id_the_hub_gives_it_now(store, hub_server):
+    """`taskspace ingest hub:fake-org/old-results` of a dataset renamed `fake-org/lm-eval-results` (the Hub redirects
+    the old id), then `hub:fake-org/lm-eval-results`: one stored source, under the id the Hub gives the repo now, the
+    second skipped as unchanged, and the first says the repo was renamed and how to name it. Before, each name was a
+    source of its own: `sources stored` listed both, each with the same 84 outcome cells."""
+    hub_server.rename("dataset", "fake-org/old-results", "fake-org/lm-eval-results")
+    s = ingest("hub:fake-org/old-results", store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 84
+    assert any("hub:fake-org/old-results is hub:fake-org/lm-eval-results on the Hub now" in w for w in s.warnings), s
+    again = ingest("hub:fake-org/lm-eval-results", store=store, fetch_metadata=False)
+    assert again.errors == [] and again.skipped == 1 and again.outcomes == 0, again
+    assert [x.location for x in store.list_sources()] == ["hub:fake-org/lm-eval-results"]
+
+
 def test_hub_missing_repo_revision_and_offline(store, hub_server, monkeypatch):
     s = ingest("hub:fake-org/does-not-exist", store=store)
     (e,) = s.errors
