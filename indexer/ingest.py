@@ -720,6 +720,17 @@ def unreadable_message(exc: PermissionError) -> str:
             "a user who can: nothing of this source is stored, the others are read")
 
 
+def _rows_file(source: SourceInfo) -> str:
+    """Where an error about rows of ``source`` points: a table folder's outcomes file, which holds the rows (the
+    folder alone would leave the user to find it); the source's location otherwise."""
+    where = source.location
+    if source.kind == "table" and Path(where).is_dir():
+        from .sources.tables import find_table_files
+
+        where = str(find_table_files(Path(where))[0] or where)
+    return where
+
+
 def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     """The batch without outcomes whose prompt text, model/benchmark name or prompt id no database can take
     (:func:`text_problem`, :func:`name_problem`; a prompt id longer than :data:`NAME_LIMIT`), each problem an error naming the prompt (the table reader already rejects these at their
@@ -730,11 +741,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     from .sources.common import ErrorLog, example_value
 
     log_ = ErrorLog()
-    where = batch.source.location
-    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
-        from .sources.tables import find_table_files
-
-        where = str(find_table_files(Path(where))[0] or where)
+    where = _rows_file(batch.source)
 
     checked: dict[str, str | None] = {}  # text -> its problem (a text recurs once per model)
 
@@ -821,11 +828,7 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
     if not differs.any():
         return replace(batch, skipped=batch.skipped + merged)
     log_ = ErrorLog()
-    where = batch.source.location
-    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
-        from .sources.tables import find_table_files
-
-        where = str(find_table_files(Path(where))[0] or where)
+    where = _rows_file(batch.source)
     bad_keys = np.unique(ks[differs])
     for k in bad_keys.tolist():
         rows = order[np.searchsorted(ks, k, "left"):np.searchsorted(ks, k, "right")]
