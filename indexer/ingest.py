@@ -37,8 +37,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import (READING_FOR, ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
-                     accept_partial_advice, arg, source_hint, traceback_advice)
+from .errors import (READING_FOR, ConfigError, HubError, IndexerError, InputError, NotFoundError, accept_partial_advice,
+                     arg, once_more_if_lost, source_hint, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo, ToDict
 
 log = logging.getLogger(__name__)
@@ -328,13 +328,10 @@ class Ingester:
     def store_batch(self, batch: SourceBatch) -> None:
         s = self.summary
         batch = drop_unusable_rows(batch)
-        try:
-            checked = drop_conflicts_between_names(batch, self.store)
-        except ConnectionLostError as exc:  # the database ended the session of its alias read (a restart, a failover):
-            # once more on a fresh connection, as the store below (before: the error left the ingest, failing the pass)
-            log.warning("%s: %s; looking its names up once more", batch.source.location, exc)
-            checked = drop_conflicts_between_names(batch, self.store)
-        batch = checked
+        # its names' aliases read once more on a fresh connection when the database ended the session (a restart, a
+        # failover), as the store below
+        batch = once_more_if_lost(drop_conflicts_between_names, batch, self.store, log=log,
+                                  said=lambda exc: f"{batch.source.location}: {exc}; looking its names up once more")
         s.errors.extend(batch.errors)
         s.warnings.extend(batch.warnings)
         if (repeated := repeated_texts(batch)) is not None:
@@ -350,13 +347,10 @@ class Ingester:
                 s.warnings.append(f"{batch.source.location}: no outcomes to store")
             return
         try:
-            try:
-                res = self.store.ingest(batch)
-            except ConnectionLostError as exc:  # the database ended the session (a restart, a failover): nothing of it
-                # was written, and the batch is read; once more on a fresh connection (before: the source failed, and
-                # the pass fitted the prior and calibration without it)
-                log.warning("%s: %s; storing it once more", batch.source.location, exc)
-                res = self.store.ingest(batch)
+            # the database ended the session (a restart, a failover): nothing of it was written, and the batch is
+            # read; once more on a fresh connection, so the pass does not fit the prior and calibration without it
+            res = once_more_if_lost(self.store.ingest, batch, log=log,
+                                    said=lambda exc: f"{batch.source.location}: {exc}; storing it once more")
         except IndexerError as exc:
             s.errors.append(RowError(batch.source.location, getattr(exc, "line", None),
                                      f"source not stored (nothing of it was written): {exc}"))
@@ -379,11 +373,8 @@ class Ingester:
         sources), once more on a fresh connection when the database ended the session under it (a restart or failover,
         ``pg_terminate_backend``), as a source's ingest is; nothing is counted before it returns. Before, the
         ConnectionLostError left the ingest and failed the pass, even one with nothing new."""
-        try:
-            return read(*args)
-        except ConnectionLostError as exc:
-            log.warning("%s; reading it once more on a fresh connection", exc)
-            return read(*args)
+        return once_more_if_lost(read, *args, log=log,
+                                 said=lambda exc: f"{exc}; reading it once more on a fresh connection")
 
     def _quarantine_reason(self, batch: SourceBatch) -> str | None:
         """Why this new revision (read with errors) must not replace the stored one, or None (see QUARANTINE_LOSS)."""

@@ -272,13 +272,10 @@ class Indexer:
         its end a pass that had done its work (or failed for another reason, whose message the record's error then
         replaced) stayed "running" until the next pass marked it "killed (the process ended without finishing this
         run)", though the process ran on."""
-        from .errors import ConnectionLostError
+        from .errors import once_more_if_lost
 
-        try:
-            return getattr(self.store, what)(*args)
-        except ConnectionLostError as exc:
-            log.warning("recording the run failed (%s); writing it once more on a fresh connection", exc)
-            return getattr(self.store, what)(*args)
+        return once_more_if_lost(getattr(self.store, what), *args, log=log, said=lambda exc: (
+            f"recording the run failed ({exc}); writing it once more on a fresh connection"))
 
     def _mark_killed(self, report: RunReport) -> None:
         """Runs left "running" by a killed process become "killed": index runs (this pass holds their lock), and

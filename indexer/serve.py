@@ -475,14 +475,11 @@ class Service:
         """``fn()`` under the gate's read side; once more when the database ended the session it ran on (a PostgreSQL
         restart or failover, ``pg_terminate_backend``): a read is safe to repeat, and the pool's next connection is a
         fresh one. Before, every query in flight when the database restarted answered 503."""
-        from .errors import ConnectionLostError
+        from .errors import once_more_if_lost
 
         with self.gate.read():
-            try:
-                return fn()
-            except ConnectionLostError as exc:
-                log.info("the database ended the session of a query (%s); asking again on a fresh connection", exc)
-                return fn()
+            return once_more_if_lost(fn, log=log, level=logging.INFO, said=lambda exc: (
+                f"the database ended the session of a query ({exc}); asking again on a fresh connection"))
 
     def find(self, **query) -> dict:
         from .find import find_models
