@@ -216,12 +216,10 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
 
 def list_benchmarks(*, store=None) -> list[dict]:
     """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
-    if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
+    if store is None:  # SQL alone: the shared pair's vector store would hold the embedded folder for nothing
         from .query import _shared_sql
 
-        # no database: its error, and none made (query.refuse_missing_database), as `models` says (before: an empty
-        # list, "no benchmarks yet", exit 0)
-        store = _shared_sql()
+        store = _shared_sql()  # no database: its error, and none made (query.open_existing_store), as `models` says
     counts = store.benchmark_model_counts()
     rows = [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}
             for b in store.list_benchmarks()]

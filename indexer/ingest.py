@@ -895,15 +895,10 @@ def _given_or_opened(store, existing: bool = False):
     if store is not None:
         yield store
         return
+    from .query import open_existing_store
     from .store.sql import open_store
 
-    if existing:
-        from .config import get_settings
-        from .query import refuse_missing_database
-
-        refuse_missing_database(get_settings())
-
-    own = open_store()
+    own = open_existing_store() if existing else open_store()
     try:
         yield own
     finally:
