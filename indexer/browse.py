@@ -191,9 +191,8 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
     (vectors, space) listed, where a benchmark SQL knows and the index does not hold yet is an error
     (:func:`indexer.find.require_indexed_benchmark`), not an empty listing."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
-    # a blank or unusable name, refused as a benchmark query refuses it, in its words (before: "unknown benchmark '';
-    # did you mean ...", and later a check of its own, in another order: "\x01" was a control character here, a
-    # name without visible text there)
+    # a blank or unusable name is refused as a benchmark query refuses it, in its words and order (one bad name, one
+    # message), not looked up as an unknown benchmark
     if benchmark is not None:
         check_benchmark_name(benchmark)
         # "beta ", "\u200bbeta": the benchmark it names, as a filter's is (Filters)
