@@ -890,8 +890,8 @@ def _hub_file(file: str, root: Path, location: str) -> str:
 def _given_or_opened(store, existing: bool = False):
     """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out.
     ``existing`` (a call that only reads or removes: :func:`stored_sources`, :func:`drop_source`): a configured SQLite
-    file that does not exist is :func:`indexer.query.refuse_missing_database`'s error, and nothing is created (before:
-    the home and an empty database)."""
+    file that does not exist is :func:`indexer.query.refuse_missing_database`'s error, and nothing is created
+    (:func:`indexer.query.open_existing_store`)."""
     if store is not None:
         yield store
         return

@@ -206,11 +206,10 @@ class Indexer:
         report = RunReport()
         t_start = time.perf_counter()
         with self.store.lock("index") as held:
-            # between stages: still ours? (PostgreSQL ends the lock with its session: taken again, or BusyError when
-            # another pass took it meanwhile; before, this pass ran on beside that one)
-            # and its database file is still there (Store.check_file): one deleted (or replaced) under the pass fails it
-            # before its next stage, so nothing is pushed to the vector index for a database that is gone (before: the
-            # check ran at the end alone, after the pass had pushed its vectors)
+            # between stages: is the lock still ours (PostgreSQL ends it with its session: taken again, or BusyError
+            # when another pass took it meanwhile, so no two passes run on together) and its database file still there
+            # (Store.check_file: one deleted or replaced under the pass fails it before its next stage, so nothing is
+            # pushed to the vector index for a database that is gone)
             self._ensure_lock = self._still_ours(held)
             self._mark_killed(report)
             previous = self.store.list_runs(limit=1)

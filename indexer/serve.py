@@ -1078,8 +1078,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     async def static(request: Request, name: str):
         path = WEB / name
-        # the page's files of a type it names: before, index.html (the page, which is /) was answered with no
-        # content-type at all
+        # the page's files of a type it names, each answered with its content-type; the page itself is at /
         media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
         if "/" in name or name.startswith(".") or media is None or not path.is_file():
             page = " (the page is at /)" if path == WEB / "index.html" else ""
@@ -1883,9 +1882,8 @@ class _BodyLimit:
 
     async def __call__(self, scope, receive, send):
         # only POST /v1/find reads a body: another method or path (a GET, HEAD, `POST /v1/models`, `POST /v1/fnd`) is
-        # answered by its route's 405 or 404 whatever its Content-Encoding or Content-Length (before, `GET
-        # /v1/benchmarks` with content-encoding: gzip, or `POST /v1/models` with a body over the limit, was a 415 /
-        # 413, statuses /openapi.json does not declare for those)
+        # answered by its route's 405 or 404 whatever its Content-Encoding or Content-Length, as /openapi.json
+        # declares no 413 or 415 for those
         if not _reads_body(scope):
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
