@@ -201,9 +201,8 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
     (vectors, space) listed, where a benchmark SQL knows and the index does not hold yet is an error
     (:func:`indexer.find.require_indexed_benchmark`), not an empty listing."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
-    # a blank or unusable name, refused as a benchmark query refuses it, in its words (before: "unknown benchmark '';
-    # did you mean ...", and later a check of its own, in another order: "\x01" was a control character here, a
-    # name without visible text there)
+    # a blank or unusable name is refused as a benchmark query refuses it, in its words and order (one bad name, one
+    # message), not looked up as an unknown benchmark
     if benchmark is not None:
         check_benchmark_name(benchmark)
         # "beta ", "\u200bbeta": the benchmark it names, as a filter's is (Filters)
@@ -233,12 +232,10 @@ def list_benchmarks(*, store=None) -> list[dict]:
     :class:`~indexer.errors.StoreError` when the database cannot be used. All derive from
     :class:`~indexer.errors.IndexerError`."""
     check_stores(store)  # a URL given for it: the InputError naming store (before, an AttributeError from SQL's call)
-    if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
+    if store is None:  # SQL alone: the shared pair's vector store would hold the embedded folder for nothing
         from .query import _shared_sql
 
-        # no database: its error, and none made (query.refuse_missing_database), as `models` says (before: an empty
-        # list, "no benchmarks yet", exit 0)
-        store = _shared_sql()
+        store = _shared_sql()  # no database: its error, and none made (query.open_existing_store), as `models` says
     counts = store.benchmark_model_counts()
     rows = [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}
             for b in store.list_benchmarks()]

@@ -556,10 +556,9 @@ def reindex(
 
     interrupt_on_sigterm()
     # the indexing passes' lock, taken before the index is opened: a pass running now writes the index itself, and a
-    # rebuild beside it held the embedded index the pass needed at its index stage and made the pass fail (before,
-    # reindex took only its own lock); an indexing pass started meanwhile waits (worker) or is told who holds it
-    # read_only: a home never indexed has nothing to rebuild from; said so, and nothing created (before: the home, an
-    # empty database and index, "no embedding spaces in SQL yet", exit 0)
+    # rebuild beside it would hold the embedded index the pass needs at its index stage and make the pass fail; an
+    # indexing pass started meanwhile waits (worker) or is told who holds it. read_only: a home never indexed has
+    # nothing to rebuild from, which is said, and nothing is created
     with open_sql_of_index(read_only=True) as sql, sql.lock("index") as held, VectorStore.from_settings() as vectors:
         if space is not None:  # a --space naming no space is a usage error, not a failed reindex run
             resolve_spaces(sql, space)

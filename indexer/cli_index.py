@@ -449,15 +449,11 @@ def runs(
     """
     from dataclasses import replace
 
+    from .query import open_existing_store
     from .sources.common import count_rejected
-    from .store.sql import open_store
     from .store.sql_derived import killed_error
 
-    from .config import get_settings
-    from .query import refuse_missing_database
-
-    refuse_missing_database(get_settings())  # a home never indexed has no run; nothing is created (before: the home
-    store = open_store()  # and an empty database, wherever it ran)
+    store = open_existing_store()  # a home never indexed has no run: said so, and nothing is created
     try:
         recs = store.list_runs(limit=limit)
         # a run its process left "running" (kill -9, an OOM kill, a lost machine) stays so in the database until the

@@ -52,8 +52,8 @@ def run_demo(queries: list[str] | str, top: int = 5) -> DemoResult:
 
     if queries is None:
         raise InputError("queries must be a string or a list of strings, not None", item="queries")
-    # checked as find_models checks its prompts (one string is one prompt; none, or a set, is refused), before the
-    # sample is indexed: before, a check of its own let an empty list index the sample to answer nothing
+    # checked as find_models checks its prompts (one string is one prompt; none, or a set, is refused), and before
+    # the sample is indexed, so that a query that cannot be answered costs no indexing
     queries = _prompts(queries, "queries")
     from .config import get_settings, sqlite_url
     from .pipeline import Indexer

@@ -8,6 +8,7 @@ The CLI maps each class to an exit code (``exit_code``) and prints one line.
 from __future__ import annotations
 
 import contextvars
+import logging
 
 #: Who reads a message, so that it names what that reader can act on (:func:`arg`, :func:`accept_partial_advice`):
 #: False, a Python caller (the library's parameters, ``dry_run='DIR'``); True while a CLI command runs (set by
@@ -204,6 +205,18 @@ class ConnectionLostError(StoreError):
     """The database ended the session in the middle of an operation (a PostgreSQL restart or failover,
     ``pg_terminate_backend``, a session timeout): nothing of its transaction was saved, and the same operation on a
     fresh connection can succeed (the worker runs such a pass again soon: :mod:`indexer.worker`)."""
+
+
+def once_more_if_lost(call, *args, log, said, level: int = logging.WARNING):
+    """``call(*args)``, and once more when the database ended the session under it (:class:`ConnectionLostError`:
+    nothing of its transaction was saved, and the pool's next connection is a fresh one), ``said(exc)`` logged to
+    ``log`` at ``level`` (default WARNING) in between. For a read, or a write whose transaction is whole (a source's
+    ingest, a run record); a second ending is the caller's error."""
+    try:
+        return call(*args)
+    except ConnectionLostError as exc:
+        log.log(level, "%s", said(exc))
+        return call(*args)
 
 
 class DatabaseUnreachableError(StoreError):

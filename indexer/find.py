@@ -754,9 +754,9 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     if not names:
         raise InputError("models must be a non-empty list of model names", item="models")
     names = [str(n) if isinstance(n, str) else n for n in names]  # numpy's str_ as the plain str it is
-    for i, n in enumerate(names):
-        # the entry at fault, as prompts[i] (before: `models` for any of them); browse's one model id keeps its name
-        at = f"models[{i}]" if item == "models" else item
+    # each entry's name in an error, as prompts[i]: browse's one model id keeps its own
+    entry = [f"models[{i}]" if item == "models" else item for i in range(len(names))]
+    for n, at in zip(names, entry):
         if not isinstance(n, str):
             raise InputError(f"a model name must be a string, not {type(n).__name__}", item=at)
         if not n.strip():
@@ -766,7 +766,7 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     known_alias = store.resolve_aliases(names)
     keys = []
     pairs = stored = None  # every (key, name) and key, read once, for a name that is no stored name
-    for i, n in enumerate(names):
+    for n, at in zip(names, entry):
         key = known_alias.get(n)
         if key is None:
             if pairs is None:  # keys and names alone, from the driver (before: every model's record, 0.27 s of 32,823)
@@ -779,8 +779,8 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
                 folded = {_fold(n), _fold(key)}
                 hits = [(k, a) for k, a in pairs if _fold(a) in folded]
                 same = sorted({k for k, a in hits if a == k}) or sorted({k for k, _ in hits})
-                if len(same) != 1:  # the entry not stored, as a malformed one is named (before: `models` for any)
-                    raise suggest(n, sorted(stored), "model", item=f"models[{i}]" if item == "models" else item)
+                if len(same) != 1:  # the entry not stored, named as a malformed one is
+                    raise suggest(n, sorted(stored), "model", item=at)
                 key = same[0]
         keys.append(key)
     return list(dict.fromkeys(keys))

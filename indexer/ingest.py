@@ -37,8 +37,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import (READING_FOR, ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
-                     accept_partial_advice, arg, source_hint, traceback_advice)
+from .errors import (READING_FOR, ConfigError, HubError, IndexerError, InputError, NotFoundError, accept_partial_advice,
+                     arg, once_more_if_lost, source_hint, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo, ToDict
 
 log = logging.getLogger(__name__)
@@ -328,13 +328,10 @@ class Ingester:
     def store_batch(self, batch: SourceBatch) -> None:
         s = self.summary
         batch = drop_unusable_rows(batch)
-        try:
-            checked = drop_conflicts_between_names(batch, self.store)
-        except ConnectionLostError as exc:  # the database ended the session of its alias read (a restart, a failover):
-            # once more on a fresh connection, as the store below (before: the error left the ingest, failing the pass)
-            log.warning("%s: %s; looking its names up once more", batch.source.location, exc)
-            checked = drop_conflicts_between_names(batch, self.store)
-        batch = checked
+        # its names' aliases read once more on a fresh connection when the database ended the session (a restart, a
+        # failover), as the store below
+        batch = once_more_if_lost(drop_conflicts_between_names, batch, self.store, log=log,
+                                  said=lambda exc: f"{batch.source.location}: {exc}; looking its names up once more")
         s.errors.extend(batch.errors)
         s.warnings.extend(batch.warnings)
         if (repeated := repeated_texts(batch)) is not None:
@@ -350,13 +347,10 @@ class Ingester:
                 s.warnings.append(f"{batch.source.location}: no outcomes to store")
             return
         try:
-            try:
-                res = self.store.ingest(batch)
-            except ConnectionLostError as exc:  # the database ended the session (a restart, a failover): nothing of it
-                # was written, and the batch is read; once more on a fresh connection (before: the source failed, and
-                # the pass fitted the prior and calibration without it)
-                log.warning("%s: %s; storing it once more", batch.source.location, exc)
-                res = self.store.ingest(batch)
+            # the database ended the session (a restart, a failover): nothing of it was written, and the batch is
+            # read; once more on a fresh connection, so the pass does not fit the prior and calibration without it
+            res = once_more_if_lost(self.store.ingest, batch, log=log,
+                                    said=lambda exc: f"{batch.source.location}: {exc}; storing it once more")
         except IndexerError as exc:
             s.errors.append(RowError(batch.source.location, getattr(exc, "line", None),
                                      f"source not stored (nothing of it was written): {exc}"))
@@ -379,11 +373,8 @@ class Ingester:
         sources), once more on a fresh connection when the database ended the session under it (a restart or failover,
         ``pg_terminate_backend``), as a source's ingest is; nothing is counted before it returns. Before, the
         ConnectionLostError left the ingest and failed the pass, even one with nothing new."""
-        try:
-            return read(*args)
-        except ConnectionLostError as exc:
-            log.warning("%s; reading it once more on a fresh connection", exc)
-            return read(*args)
+        return once_more_if_lost(read, *args, log=log,
+                                 said=lambda exc: f"{exc}; reading it once more on a fresh connection")
 
     def _quarantine_reason(self, batch: SourceBatch) -> str | None:
         """Why this new revision (read with errors) must not replace the stored one, or None (see QUARANTINE_LOSS)."""
@@ -736,6 +727,17 @@ def unreadable_message(exc: PermissionError) -> str:
             "a user who can: nothing of this source is stored, the others are read")
 
 
+def _rows_file(source: SourceInfo) -> str:
+    """Where an error about rows of ``source`` points: a table folder's outcomes file, which holds the rows (the
+    folder alone would leave the user to find it); the source's location otherwise."""
+    where = source.location
+    if source.kind == "table" and Path(where).is_dir():
+        from .sources.tables import find_table_files
+
+        where = str(find_table_files(Path(where))[0] or where)
+    return where
+
+
 def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     """The batch without outcomes whose prompt text, model/benchmark name or prompt id no database can take
     (:func:`text_problem`, :func:`name_problem`; a prompt id longer than :data:`NAME_LIMIT`), each problem an error naming the prompt (the table reader already rejects these at their
@@ -746,11 +748,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     from .sources.common import ErrorLog, example_value
 
     log_ = ErrorLog()
-    where = batch.source.location
-    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
-        from .sources.tables import find_table_files
-
-        where = str(find_table_files(Path(where))[0] or where)
+    where = _rows_file(batch.source)
 
     checked: dict[str, str | None] = {}  # text -> its problem (a text recurs once per model)
 
@@ -837,11 +835,7 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
     if not differs.any():
         return replace(batch, skipped=batch.skipped + merged)
     log_ = ErrorLog()
-    where = batch.source.location
-    if batch.source.kind == "table" and Path(where).is_dir():  # its outcomes file, not the folder alone (before)
-        from .sources.tables import find_table_files
-
-        where = str(find_table_files(Path(where))[0] or where)
+    where = _rows_file(batch.source)
     bad_keys = np.unique(ks[differs])
     for k in bad_keys.tolist():
         rows = order[np.searchsorted(ks, k, "left"):np.searchsorted(ks, k, "right")]
@@ -912,20 +906,15 @@ def _hub_file(file: str, root: Path, location: str) -> str:
 def _given_or_opened(store, existing: bool = False):
     """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out.
     ``existing`` (a call that only reads or removes: :func:`stored_sources`, :func:`drop_source`): a configured SQLite
-    file that does not exist is :func:`indexer.query.refuse_missing_database`'s error, and nothing is created (before:
-    the home and an empty database)."""
+    file that does not exist is :func:`indexer.query.refuse_missing_database`'s error, and nothing is created
+    (:func:`indexer.query.open_existing_store`)."""
     if store is not None:
         yield store
         return
+    from .query import open_existing_store
     from .store.sql import open_store
 
-    if existing:
-        from .config import get_settings
-        from .query import refuse_missing_database
-
-        refuse_missing_database(get_settings())
-
-    own = open_store()
+    own = open_existing_store() if existing else open_store()
     try:
         yield own
     finally:

@@ -206,11 +206,10 @@ class Indexer:
         report = RunReport()
         t_start = time.perf_counter()
         with self.store.lock("index") as held:
-            # between stages: still ours? (PostgreSQL ends the lock with its session: taken again, or BusyError when
-            # another pass took it meanwhile; before, this pass ran on beside that one)
-            # and its database file is still there (Store.check_file): one deleted (or replaced) under the pass fails it
-            # before its next stage, so nothing is pushed to the vector index for a database that is gone (before: the
-            # check ran at the end alone, after the pass had pushed its vectors)
+            # between stages: is the lock still ours (PostgreSQL ends it with its session: taken again, or BusyError
+            # when another pass took it meanwhile, so no two passes run on together) and its database file still there
+            # (Store.check_file: one deleted or replaced under the pass fails it before its next stage, so nothing is
+            # pushed to the vector index for a database that is gone)
             self._ensure_lock = self._still_ours(held)
             self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
@@ -272,13 +271,10 @@ class Indexer:
         its end a pass that had done its work (or failed for another reason, whose message the record's error then
         replaced) stayed "running" until the next pass marked it "killed (the process ended without finishing this
         run)", though the process ran on."""
-        from .errors import ConnectionLostError
+        from .errors import once_more_if_lost
 
-        try:
-            return getattr(self.store, what)(*args)
-        except ConnectionLostError as exc:
-            log.warning("recording the run failed (%s); writing it once more on a fresh connection", exc)
-            return getattr(self.store, what)(*args)
+        return once_more_if_lost(getattr(self.store, what), *args, log=log, said=lambda exc: (
+            f"recording the run failed ({exc}); writing it once more on a fresh connection"))
 
     def _mark_killed(self, report: RunReport) -> None:
         """Runs left "running" by a killed process become "killed": index runs (this pass holds their lock), and

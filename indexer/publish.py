@@ -539,10 +539,10 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
         hub.again = "nothing was published; run `taskspace publish` again later"  # not "the next run": none follows
         hub.check_write_access(repo_id)
     own = store is None
-    if own:
-        from .store.sql import open_store
+    if own:  # it only reads: a home never indexed is said so, and not created
+        from .query import open_existing_store
 
-        store = open_store()
+        store = open_existing_store()
     try:
         with store.lock("index"):  # the records of one finished pass, not of one half-way through
             rs = build(store, space, include_restricted=include_restricted, repo_id=repo_id)

@@ -192,6 +192,20 @@ def refuse_missing_database(settings) -> None:
         raise empty_index(None, missing=(settings.database_url, home))
 
 
+def open_existing_store(settings=None):
+    """The configured SQL store (:func:`indexer.store.sql.open_store`) for a call that only reads or removes (a query,
+    ``taskspace runs``, :func:`indexer.ingest.stored_sources`): on a home never indexed, :func:`refuse_missing_database`'s
+    error, and no home nor database is created."""
+    from .store.sql import open_store
+
+    if settings is None:
+        from .config import get_settings
+
+        settings = get_settings()
+    refuse_missing_database(settings)
+    return open_store()
+
+
 def empty_index(store, space: str | None = None, missing: tuple | None = None) -> NotFoundError:
     """The error of a query on an empty index: no space (``space`` None), or the space ``space`` (its index name) holds
     no model (its sources dropped and a pass run); one message, naming the database it looked in (a search against
@@ -433,7 +447,6 @@ def _shared_stores():
     (e.g. an indexing pass) takes it over; a later call here reopens it. Closed at exit, or by
     :func:`close_cached`."""
     from .config import get_settings
-    from .store.sql import open_store
     from .store.vectors import VectorStore
 
     s = get_settings()
@@ -447,9 +460,7 @@ def _shared_stores():
             sql[1].close()
             sql = None
         _close_locked()
-        if sql is None:
-            refuse_missing_database(s)  # a read-only call makes no home (before: an empty database in it)
-        store = sql[1] if sql is not None else open_store()
+        store = sql[1] if sql is not None else open_existing_store(s)  # a read-only call makes no home
         try:
             vectors = VectorStore.from_settings(s).share()
         except BaseException:
@@ -465,7 +476,6 @@ def _shared_sql():
     open, else one opened and kept apart. Before, such a call opened the pair, whose vector store, on the embedded
     folder a store of the caller already held, failed with BusyError (and otherwise held the folder for nothing)."""
     from .config import get_settings
-    from .store.sql import open_store
 
     s = get_settings()
     key = _stores_key(s)
@@ -478,8 +488,7 @@ def _shared_sql():
             return sql[1]
         if sql is not None:
             sql[1].close()
-        refuse_missing_database(s)  # a read-only call makes no home (before: an empty database in it)
-        store = open_store()
+        store = open_existing_store(s)  # a read-only call makes no home
         _keep_locked("sql", (s.database_url, store))
         return store
 

@@ -477,14 +477,11 @@ class Service:
         """``fn()`` under the gate's read side; once more when the database ended the session it ran on (a PostgreSQL
         restart or failover, ``pg_terminate_backend``): a read is safe to repeat, and the pool's next connection is a
         fresh one. Before, every query in flight when the database restarted answered 503."""
-        from .errors import ConnectionLostError
+        from .errors import once_more_if_lost
 
         with self.gate.read():
-            try:
-                return fn()
-            except ConnectionLostError as exc:
-                log.info("the database ended the session of a query (%s); asking again on a fresh connection", exc)
-                return fn()
+            return once_more_if_lost(fn, log=log, level=logging.INFO, said=lambda exc: (
+                f"the database ended the session of a query ({exc}); asking again on a fresh connection"))
 
     def find(self, **query) -> dict:
         from .find import find_models
@@ -729,28 +726,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             one |= {p.alias for p in dep.query_params if not _takes_many(p.field_info.annotation)}
             todo += dep.dependencies
         unknown = sorted(set(request.query_params) - set(takes))
-        # an integer in decimal digits (before: Python's 1_0 or +5 taken as 10, 5); each one said, as the validation's
-        bad = [(p.alias, v) for p in route.dependant.query_params if _takes_int(p.field_info.annotation)
-               for v in request.query_params.getlist(p.alias)
-               if v.strip() and not re.fullmatch(r"-?[0-9]+", v)]  # a blank one is "empty" (the validation's)
-        if bad:
-            raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
-                           bad[0][0])
-        # a switch in the words its error names, true or false (any case) or 1 or 0 as the page's URL takes (before:
-        # pydantic's yes/no/on/off/t/f/y/n too, beside an error saying "must be true or false")
-        loose = next(((p.alias, v) for p in route.dependant.query_params if p.field_info.annotation in (bool, "bool")
-                      for v in request.query_params.getlist(p.alias)
-                      if v.strip() and v.strip().lower() not in ("true", "false", "1", "0")), None)
-        if loose is not None:
-            raise ApiError(422, "invalid_request", f"{loose[0]} must be true or false, not {loose[1]!r}", loose[0])
-        # a text parameter left empty (a form's empty field, ?benchmark=): the words and code an empty number or switch
-        # gets (before: `invalid_input` from the library for ?benchmark= and ?license=, `invalid_request` for ?offset=)
-        empty = next((p.alias for p in route.dependant.query_params if p.alias in EMPTY_TEXT_PARAMS
-                      for v in request.query_params.getlist(p.alias) if not v.strip()), None)
-        if empty is not None:
-            takes, dflt = EMPTY_TEXT_PARAMS[empty]
-            raise ApiError(422, "invalid_request", f"{empty} is empty: give {takes}, or leave {empty} out for {dflt}",
-                           empty)
+        _check_query_values(route.dependant.query_params, request.query_params)
         if not unknown:
             # a parameter that takes one value, given twice (?limit=2&limit=3): FastAPI keeps the last one without a word
             twice = sorted(n for n in one if len(request.query_params.getlist(n)) > 1)
@@ -1104,8 +1080,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     async def static(request: Request, name: str):
         path = WEB / name
-        # the page's files of a type it names: before, index.html (the page, which is /) was answered with no
-        # content-type at all
+        # the page's files of a type it names, each answered with its content-type; the page itself is at /
         media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
         if "/" in name or name.startswith(".") or media is None or not path.is_file():
             page = " (the page is at /)" if path == WEB / "index.html" else ""
@@ -1439,6 +1414,30 @@ def _answer_responses() -> dict:
             "benchmarks": (BenchmarkList, "every benchmark"), "spaces": (SpaceList, "every embedding space"),
             "ready": (Ready, "ready")}
     return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
+
+
+def _check_query_values(params, given) -> None:
+    """ApiError 422 ``invalid_request`` for a value of the route's own query parameters ``params`` (FastAPI's) in the
+    request's ``given`` that is no value of its type as the API writes it: an integer in decimal digits (Python's
+    ``1_0``, ``+5`` or `` 5`` are no such; a blank one is the validation's "empty"), a switch true or false (any case)
+    or 1 or 0, as the page's URL writes it (not pydantic's yes/no/on/off/t/f/y/n, beside an error saying "must be true
+    or false"); and a text parameter left empty (a form's empty field, ``?benchmark=``) said in the words and code an
+    empty number or switch gets (:data:`EMPTY_TEXT_PARAMS`)."""
+    bad = [(p.alias, v) for p in params if _takes_int(p.field_info.annotation) for v in given.getlist(p.alias)
+           if v.strip() and not re.fullmatch(r"-?[0-9]+", v)]
+    if bad:  # each one said, as the validation's
+        raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
+                       bad[0][0])
+    loose = next(((p.alias, v) for p in params if p.field_info.annotation in (bool, "bool")
+                  for v in given.getlist(p.alias) if v.strip() and v.strip().lower() not in ("true", "false", "1", "0")),
+                 None)
+    if loose is not None:
+        raise ApiError(422, "invalid_request", f"{loose[0]} must be true or false, not {loose[1]!r}", loose[0])
+    empty = next((p.alias for p in params if p.alias in EMPTY_TEXT_PARAMS
+                  for v in given.getlist(p.alias) if not v.strip()), None)
+    if empty is not None:
+        wants, default = EMPTY_TEXT_PARAMS[empty]
+        raise ApiError(422, "invalid_request", f"{empty} is empty: give {wants}, or leave {empty} out for {default}", empty)
 
 
 def _takes_int(annotation) -> bool:
@@ -1885,9 +1884,8 @@ class _BodyLimit:
 
     async def __call__(self, scope, receive, send):
         # only POST /v1/find reads a body: another method or path (a GET, HEAD, `POST /v1/models`, `POST /v1/fnd`) is
-        # answered by its route's 405 or 404 whatever its Content-Encoding or Content-Length (before, `GET
-        # /v1/benchmarks` with content-encoding: gzip, or `POST /v1/models` with a body over the limit, was a 415 /
-        # 413, statuses /openapi.json does not declare for those)
+        # answered by its route's 405 or 404 whatever its Content-Encoding or Content-Length, as /openapi.json
+        # declares no 413 or 415 for those
         if not _reads_body(scope):
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])

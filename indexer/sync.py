@@ -155,10 +155,10 @@ def open_sql_of_index(settings=None, *, read_only: bool = False):
             raise StoreError(f"the SQL database is missing at {gone}; it is the source of truth (the vector index at "
                              f"{where} is derived from it and cannot rebuild it): re-index the sources with "
                              "`taskspace index` (or restore the file from a backup)")
-        if read_only:  # `check`, `spaces`, `reindex`: nothing indexed, and nothing made (before: the home, an empty db)
-            from .query import refuse_missing_database
+        if read_only:  # `check`, `spaces`, `reindex`: nothing indexed, and nothing made
+            from .query import open_existing_store
 
-            refuse_missing_database(settings)
+            return open_existing_store(settings)
     return open_store()
 
 

@@ -1143,6 +1143,29 @@ def test_a_source_compressed_with_other_than_gzip_is_an_error_naming_the_file_an
     assert store.load_outcomes().models == []
 
 
+def test_a_table_file_compressed_with_other_than_gzip_is_that_error_with_format_table_too(store, tmp_path):
+    """The table of the test above read with its format given (`taskspace ingest --format table`, a sources.toml entry
+    with format = "table"): its zstd outcomes file, given or in its folder, and a zstd prompts file beside a plain
+    outcomes file, are the same one error naming the file, the compression and to decompress it or use gzip; nothing
+    stored. Before, the check stood in the format detection alone, so with --format the folder was "no outcomes.<ext>
+    or matrix.<ext> in this folder", the file itself was read as CSV ("not valid UTF-8 text" on each line) and the
+    compressed prompts file was "no prompts file ... beside the outcomes; put one there"."""
+    table = tmp_path / "table"
+    _prompts(table, ["What is 2 + 2?"])
+    (table / "outcomes.csv.zst").write_bytes(b"\x28\xb5\x2f\xfd compressed")
+    beside = tmp_path / "beside"
+    _prompts(beside, ["What is 2 + 2?"])
+    (beside / "prompts.jsonl").rename(beside / "prompts.jsonl.zst")
+    (beside / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p0,1\n")
+    for given, file in ((table, table / "outcomes.csv.zst"), (table / "outcomes.csv.zst", table / "outcomes.csv.zst"),
+                        (beside, beside / "prompts.jsonl.zst"), (beside / "outcomes.csv", beside / "prompts.jsonl.zst")):
+        s = ingest(str(given), format="table", store=store, fetch_metadata=False)
+        assert [e.file for e in s.errors] == [str(file)], (given, s.errors)
+        (e,) = s.errors
+        assert "compressed with zstd" in e.message and "decompress" in e.message and "gzip" in e.message, e
+    assert store.load_outcomes().models == []
+
+
 def _pandas_json(rows: list[dict], orient: str) -> dict:
     """What pandas' ``DataFrame(rows).to_json(orient=orient)`` writes (pandas is no dependency here)."""
     cols = list(rows[0])

@@ -1208,6 +1208,27 @@ def test_every_other_read_only_command_on_a_home_that_does_not_exist_says_so_and
     assert not home.exists(), list(home.rglob("*"))
 
 
+def test_publish_on_a_home_that_does_not_exist_says_so_and_creates_nothing(tmp_path, monkeypatch):
+    """`taskspace publish ORG/NAME --dry-run DIR` and `indexer.publish.publish(..., dry_run=DIR)` where TASKSPACE_HOME
+    does not exist: the error of every other read-only command (the database does not exist, naming TASKSPACE_HOME),
+    and no file made, neither the home nor the dry run's folder. Before, publish opened the store as a pass does: it
+    created the home and an empty taskspace.db, said "nothing to publish: no space has model vectors", and from then
+    on `taskspace runs` answered "no runs yet", exit 0, as on an indexed home."""
+    from indexer.errors import NotFoundError
+    from indexer.publish import publish
+
+    home, out = tmp_path / "typo-home", tmp_path / "out"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    res = run("publish", "org/name", "--dry-run", str(out))
+    assert res.returncode == 1 and res.stderr.startswith("error: the index is empty: run `taskspace index` first "
+                                                         f"(the database sqlite:///{home}/taskspace.db does not "
+                                                         f"exist: nothing is indexed in TASKSPACE_HOME={home}; "), res
+    assert not home.exists() and not out.exists(), list(tmp_path.rglob("*"))
+    with pytest.raises(NotFoundError, match="does not exist: nothing is indexed in TASKSPACE_HOME="):
+        publish("org/name", dry_run=str(out))
+    assert not home.exists() and not out.exists(), list(tmp_path.rglob("*"))
+
+
 def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_suggested_on_the_cli(indexed):
     """`taskspace models -b "beta "` lists what `-b beta` lists and `search -b "beta "` ranks for beta, as the HTTP API
     does; `search -b BETA` and `models --measured-on "Beta "` say "unknown benchmark ...; did you mean beta?" through

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
-from ..errors import InputError, arg, option_hint, source_hint
+from ..errors import READING_FOR, InputError, arg, option_hint, source_hint
 from ..records import SourceBatch, SourceInfo
 
 #: the reader modules of this package, in order of precedence among equally sure matches
@@ -206,8 +206,6 @@ def detect(path: str | Path, options=()) -> Reader:
         if empty_folder(p):  # nothing to tell a format by: "pass --format" would not help
             raise InputError(f"the folder is empty: put a source's files in it ({expected})", file=str(p))
         if below := _sources_below(p):  # `results/run1`, `results/run2`: no --format reads them as one
-            from ..errors import READING_FOR
-
             more = f" and {len(below) - 5} more" if len(below) > 5 else ""
             raise InputError(f"no source itself, but the folders below it are: "
                              f"{', '.join(f'{d.name} ({r.name})' for d, r in below[:5])}{more}; {READING_FOR.get()} "

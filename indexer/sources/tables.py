@@ -36,6 +36,7 @@ from .common import (
     EXTENSIONS,
     LONG_COLUMNS,
     EMPTY_OBJECT,
+    OTHER_COMPRESSIONS,
     REPEATED_HEADER,
     VALUE_COLUMNS,
     ErrorLog,
@@ -48,6 +49,7 @@ from .common import (
     example_value,
     json_kind,
     number_shown,
+    other_compression,
     rows_under_key,
     table_ext,
 )
@@ -593,21 +595,36 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
     return vals
 
 
+def _refuse_compressed(path: Path, stems=()) -> None:
+    """InputError naming the file when the table file ``path``, or in the folder ``path`` its ``<stem><ext>`` file of
+    one of ``stems``, is compressed other than with gzip (:func:`~.common.other_compression`: ``outcomes.csv.zst``),
+    however the source was found: a format given (``--format table``) skips the detection that also says so."""
+    from ..errors import InputError
+
+    files = [path / f"{stem}{ext}{z}" for stem in stems for ext in EXTENSIONS for z in OTHER_COMPRESSIONS] or [path]
+    for f in files:
+        if f.is_file() and (compressed := other_compression(f)) is not None:
+            raise InputError(compressed[0], file=str(compressed[1]))
+
+
 def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> tuple[Path, Path]:
     """``(outcomes_file, prompts_file)`` of a table source, or an InputError saying what is missing."""
     from ..errors import READING_FOR, SOURCE, InputError, option_hint
 
     verb = READING_FOR.get()  # the command that reads it, which the advice names (`taskspace evaluate` too)
     path = Path(path)
+
     if path.is_dir():
         outcomes = _table_files(path, OUTCOME_NAMES)
         _one_of(outcomes, "outcomes", f"keep one, or {verb} one by its path (`taskspace {verb} FOLDER/outcomes.csv`)")
         if not outcomes:
+            _refuse_compressed(path, OUTCOME_NAMES)
             raise InputError(
                 f"no outcomes.<ext> or matrix.<ext> in this folder (ext: {', '.join(EXTENSIONS)})", file=str(path)
             )
         outcomes_file = outcomes[0]
     elif path.is_file():
+        _refuse_compressed(path)
         outcomes_file = path
     else:
         raise InputError("no such file or folder", file=str(path))
@@ -636,6 +653,8 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
     else:
         _one_of(beside, "prompts", "keep the one that goes with the outcomes")
         prompts_file = beside[0] if beside else None
+    if prompts_file is None and prompts is None:
+        _refuse_compressed(outcomes_file.parent, PROMPT_NAMES)
     if prompts_file is None or not prompts_file.is_file():
         raise InputError(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "

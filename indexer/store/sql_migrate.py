@@ -253,7 +253,7 @@ def connect_error(url, exc: Exception) -> StoreError:
         return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{limit}")
     if path is not None and (read_only := read_only_note(url)):
         return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{read_only}")
-    if hint := _missing_hint(url, detail):
+    if hint := _missing_hint(url, detail) or _refused_hint(url, detail):
         return StoreError(f"cannot use the database at {safe_url(url)}: {detail}. {hint}")
     # a server away for now (restarting, failing over) rather than a wrong URL: the worker tries its pass again soon
     away = str(getattr(url, "drivername", url)).startswith("postgresql") and any(w in detail.lower() for w in _AWAY)
@@ -276,15 +276,20 @@ _AT_LIMIT = ("too many connections", "too many clients", "remaining connection s
 POOL_CONNECTIONS = 15
 
 
-def _missing_hint(url, detail: str) -> str:
-    """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
-    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; or that it
-    refused the user (no LOGIN, no CONNECT on the database, its password, pg_hba.conf): what to grant or fix; "" otherwise."""
+def _postgresql_url(url):
+    """``url`` (a string or SQLAlchemy's URL) as SQLAlchemy's URL when it is a PostgreSQL one, else None (a hint is an
+    extra: a URL that does not parse gets none)."""
     try:
         u = make_url(str(url)) if not hasattr(url, "database") else url
     except Exception:  # noqa: BLE001 - the hint is an extra; the error stands without it
-        return ""
-    if not u.drivername.startswith("postgresql"):
+        return None
+    return u if u.drivername.startswith("postgresql") else None
+
+
+def _missing_hint(url, detail: str) -> str:
+    """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
+    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; "" otherwise."""
+    if (u := _postgresql_url(url)) is None:
         return ""
     if any(w in detail for w in _AT_LIMIT):  # the server answered and refused: the URL is right (before: "check the URL")
         return ("The server is at its connection limit (max_connections, or a CONNECTION LIMIT set for this database or "
@@ -303,7 +308,15 @@ def _missing_hint(url, detail: str) -> str:
     if u.username and f'role "{u.username}" does not exist' in detail:
         return (f"Create the user (`createuser{server} -U postgres {u.username}`, or `CREATE ROLE \"{u.username}\" LOGIN`), "
                 f"or name an existing user in the URL ({_URL_SETTING})")
-    # the server answered and refused this user (before: "check the URL ... and that the server is running")
+    return ""
+
+
+def _refused_hint(url, detail: str) -> str:
+    """What to grant or fix when PostgreSQL answered and refused the URL's user (no LOGIN, no CONNECT on the database,
+    its password, pg_hba.conf), or its client refused a parameter of the URL (an unknown one, a bad value, an sslmode
+    the server cannot meet), rather than "check the URL and that the server is running"; "" otherwise."""
+    if (u := _postgresql_url(url)) is None:
+        return ""
     user = f'"{u.username}"' if u.username else "the user"
     if "is not permitted to log in" in detail:
         return (f"The user may not log in: let it, as a superuser (`ALTER ROLE {user} LOGIN`), or name a user who may "
@@ -317,7 +330,7 @@ def _missing_hint(url, detail: str) -> str:
     import re
 
     # the client refused a parameter after the URL's '?' before it reached the server (a typo, a bad value), or the
-    # server has no SSL for an sslmode that requires it (before: "check the URL ... and that the server is running")
+    # server has no SSL for an sslmode that requires it
     if m := re.search(r'invalid connection option "([^"]+)"', detail):
         return (f"The URL's `{m[1]}` is no connection parameter of PostgreSQL's client (every parameter after '?' is "
                 f"passed to it): remove it or fix its name in the URL ({_URL_SETTING}); the parameters: "
