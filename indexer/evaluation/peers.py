@@ -29,8 +29,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # the contestants module imports this one (it registers the peers): the annotations' name alone
+    from .contestants import Fitted
 
 
 def source_means(S: np.ndarray) -> np.ndarray:

@@ -115,7 +115,7 @@ def _part_table(entries: dict) -> str:
 
 def format_sweep(rows: list[dict]) -> str:
     """The eps / lambda ablation of the paper's method."""
-    out = [f"paper-method ablation over eps and lambda (mean over folds)", f"{'lambda':>8} {'eps':>6} {'AUC':>7} {'sign acc':>9} {'sel acc':>8} {'sel recall':>11}"]
+    out = ["paper-method ablation over eps and lambda (mean over folds)", f"{'lambda':>8} {'eps':>6} {'AUC':>7} {'sign acc':>9} {'sel acc':>8} {'sel recall':>11}"]
     for r in rows:
         out.append(
             f"{r['lam']:>8g} {r['eps']:>6g} {_num(r['auc']):>7} {_num(r['accuracy']):>9} "
