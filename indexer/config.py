@@ -57,15 +57,34 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{quoted}"
 
 
+#: query parameters of a URL that hold a secret, masked like the password: a database's (libpq's connection
+#: parameters, :func:`indexer.store.sql_migrate.safe_url`), a Qdrant server's (an API key, :func:`mask_url`)
+SECRET_PARAMS = {"password", "sslpassword", "api_key", "api-key"}
+
+
+def url_secrets(url) -> set[str]:
+    """The secrets of ``url`` as a message may show them: its password (all of it up to the host, an '@' in it not
+    percent-encoded included) and the values of its query's secret parameters (:data:`SECRET_PARAMS`, which
+    :func:`indexer.store.sql_migrate.safe_url` and :func:`mask_url` mask), each as written and percent-decoded."""
+    from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+    try:
+        parts = urlsplit(str(url))
+        found = [parts.password]
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        found, query = [], []
+    found.extend(value for key, value in query if key.lower() in SECRET_PARAMS)
+    return {form for secret in found if secret for form in (secret, unquote(secret), quote(unquote(secret), safe=""))}
+
+
 def mask_url(url: str | None) -> str | None:
     """``url`` with the password of its user part masked (``http://user:***@host:6333``) and the values of its query's
-    secret parameters (``?api_key=***``, ``password``: :data:`indexer.store.sql_migrate._SECRET_PARAMS`, as
+    secret parameters (``?api_key=***``, ``password``: :data:`SECRET_PARAMS`, as
     ``safe_url`` masks them), for messages and logs. Before, a key given in the query was shown."""
     if not url:
         return url
     from urllib.parse import unquote, urlsplit, urlunsplit
-
-    from .store.sql_migrate import _SECRET_PARAMS
 
     try:
         parts = urlsplit(url)
@@ -73,7 +92,7 @@ def mask_url(url: str | None) -> str | None:
             host = parts.hostname or ""
             netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
             parts = parts._replace(netloc=netloc)
-        query = "&".join(f"{p.partition('=')[0]}=***" if unquote(p.partition("=")[0]).lower() in _SECRET_PARAMS else p
+        query = "&".join(f"{p.partition('=')[0]}=***" if unquote(p.partition("=")[0]).lower() in SECRET_PARAMS else p
                          for p in parts.query.split("&"))
         return urlunsplit(parts._replace(query=query))
     except ValueError:
@@ -81,14 +100,12 @@ def mask_url(url: str | None) -> str | None:
 
 
 def mask_secrets(text: str, url: str | None) -> str:
-    """``text`` with the secrets of ``url`` (:func:`indexer.store.sql_migrate.url_secrets`: its password, a
+    """``text`` with the secrets of ``url`` (:func:`url_secrets`: its password, a
     ``?password=`` / ``sslpassword=`` / ``api_key=`` value) replaced by ``***`` where they stand as such: before a
     host (``user:SECRET@``) and as a parameter (``password=SECRET``, ``sslpassword='SECRET'``, ``api_key=SECRET``), as a
     client's error may show them. Before, only the password before the host was masked, and wherever its text appeared: a short
     one (``a``) garbled every word holding it."""
     import re
-
-    from .store.sql_migrate import url_secrets
 
     for secret in sorted(url_secrets(url) if url else (), key=len, reverse=True):
         s = re.escape(secret)

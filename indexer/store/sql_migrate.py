@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from ..config import SECRET_PARAMS
 from ..errors import (DatabaseURLError, DatabaseUnreachableError, StoreError, file_size_limit_note, full_disk_free,
                       unwritable)
 
@@ -35,36 +36,11 @@ def safe_url(url) -> str:
     """The URL with any password masked, for messages and logs."""
     try:
         u = _without_userinfo_in_host(make_url(url))
-        secret = {k: "MASKED" for k in u.query if k.lower() in _SECRET_PARAMS}  # libpq takes ?password=... too
+        secret = {k: "MASKED" for k in u.query if k.lower() in SECRET_PARAMS}  # libpq takes ?password=... too
         shown = (u.update_query_dict(secret) if secret else u).render_as_string(hide_password=True)
         return shown.replace("=MASKED", "=***") if secret else shown
     except Exception:
         return "<unparseable URL>"
-
-
-#: query parameters of a URL that hold a secret, masked like the password: a database's (libpq's connection
-#: parameters), a Qdrant server's (an API key, :func:`indexer.config.mask_url`)
-_SECRET_PARAMS = {"password", "sslpassword", "api_key", "api-key"}
-
-
-def url_secrets(url) -> set[str]:
-    """The secrets of ``url`` as a message may show them: its password (all of it up to the host, an '@' in it not
-    percent-encoded included) and the values of its query's secret parameters (:data:`_SECRET_PARAMS`, which
-    :func:`safe_url` masks), each as written and percent-decoded."""
-    from urllib.parse import quote, unquote, urlsplit
-
-    try:
-        found = [urlsplit(str(url)).password]
-    except ValueError:
-        found = []
-    try:
-        query = make_url(str(url)).query
-    except Exception:  # noqa: BLE001 - a URL that cannot be parsed has no query to read
-        query = {}
-    for key, value in query.items():
-        if key.lower() in _SECRET_PARAMS:
-            found.extend([value] if isinstance(value, str) else value)
-    return {form for secret in found if secret for form in (secret, unquote(secret), quote(unquote(secret), safe=""))}
 
 
 def _without_userinfo_in_host(u):
