@@ -26,8 +26,8 @@ app = typer.Typer(
          "  taskspace index --source indexer/data/sample\n\n"
          "  taskspace search \"Compute the derivative of x^3 sin(x)\" -k 5\n\n"
          "  taskspace models --benchmark mmlu_pro/law\n\n"
-         "Exit codes: 0 done; 1 input (a bad file or row, an unknown model or benchmark; some input rejected, the "
-         "rest kept); 2 usage or configuration; 3 storage (database, index); 4 Hugging Face Hub; 5 encoder; 6 busy "
+         "Exit codes: 0 done; 1 input (a bad file or row, an unknown model or benchmark, a Hub repo that does not "
+         "exist; some input rejected, the rest kept); 2 usage or configuration; 3 storage (database, index); 4 Hugging Face Hub; 5 encoder; 6 busy "
          "(another process holds the index); 130 interrupted, 141 output closed (its reader stopped: `| head`), "
          "143 terminated.",
     no_args_is_help=True,
@@ -262,8 +262,9 @@ def ingest(
 ) -> None:
     """Read per-sample results (plain tables, lm-eval samples, leaderboard details) into the SQL store.
 
-    Exit code 0 when no input was rejected, 1 when some was or a source was quarantined (its stored revision keeps
-    serving; --accept-partial stores the new one), 4 when a Hub request failed (the rest is still ingested).
+    Exit code 0 when no input was rejected, 1 when some was, a Hub repo does not exist or a source was quarantined
+    (its stored revision keeps serving; --accept-partial stores the new one), 4 when a Hub request failed (the rest
+    is still ingested).
 
     Examples:
 
@@ -297,10 +298,13 @@ def ingest(
             typer.echo(f"quarantined: {q} (the stored revision keeps serving; --accept-partial stores the new one)", err=True)
         if s.errors:
             rest = "the rest was ingested" if s.sources else "nothing was ingested"
-            what = "this input was rejected"  # a Hub failure rejected nothing: the input could not be fetched
-            if s.hub_failures:
-                what = ("this input could not be fetched from the Hub" if s.hub_failures == len(s.errors) else
-                        f"this input was rejected or ({s.hub_failures}) could not be fetched from the Hub")
+            # a Hub failure rejected nothing: the input could not be fetched; nor did a repo the Hub does not have
+            kinds = [(len(s.errors) - s.hub_failures - s.hub_missing, "was rejected"),
+                     (s.hub_failures, "could not be fetched from the Hub"), (s.hub_missing, "was not found on the Hub")]
+            kinds = [(n, said) for n, said in kinds if n > 0]
+            what = "this input " + " or ".join(
+                said if len(kinds) == 1 or i == 0 else f"({n}) {said.removeprefix('was ')}"
+                for i, (n, said) in enumerate(kinds))
             from .sources.common import count_rejected
 
             # what the lines stand for: each one error, a "N more rows rejected" line N (before, 300 bad rows were

@@ -1225,7 +1225,8 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
             status = e.response.status_code if getattr(e, "response", None) is not None else None
             if status in (401, 403):
                 return _auth_error(what, repo, kind, url, has_token, status, endpoint), None
-            return NotFoundError(f"the {kind} {repo} does not exist on {endpoint} (or it is private: set HF_TOKEN)"), None
+            private = "it is private and this token cannot read it" if has_token else "it is private: set HF_TOKEN"
+            return NotFoundError(f"the {kind} {repo} does not exist on {endpoint} (or {private})"), None
         if isinstance(e, hf.HfHubHTTPError) and getattr(e, "response", None) is not None:
             status = e.response.status_code
             if status in RETRY_STATUS:

@@ -74,6 +74,7 @@ class IngestSummary(ToDict):
     duplicates: int = 0  # input rows repeated with the same outcome (dropped without error)
     metadata: int = 0  # models whose Hub metadata was fetched
     hub_failures: int = 0  # sources (or listings) that could not be fetched because a Hub request failed
+    hub_missing: int = 0  # sources (or listings) the Hub does not have (a repo, revision or file it answers 404 to)
     quarantined: list[str] = field(default_factory=list)  # sources whose new revision was not stored (see QUARANTINE_LOSS)
     errors: list[RowError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -90,16 +91,19 @@ class IngestSummary(ToDict):
         return {
             "models": self.models, "prompts": self.prompts, "outcomes": self.outcomes, "skipped": self.skipped,
             "sources": self.sources, "duplicates": self.duplicates, "metadata": self.metadata,
-            "hub_failures": self.hub_failures, "quarantined": list(self.quarantined),
+            "hub_failures": self.hub_failures, "hub_missing": self.hub_missing, "quarantined": list(self.quarantined),
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
 
     def add_error(self, exc: BaseException, where: str) -> None:
         """Record an exception as the error of the source or listing ``where`` (counted as a Hub failure when it is
-        a :class:`HubError`). An :class:`InputError` that already names its file keeps its file and line, and its
-        message is not prefixed with the location a second time."""
+        a :class:`HubError`, as not found on the Hub when a :class:`NotFoundError`: only the Hub's are recorded here).
+        An :class:`InputError` that already names its file keeps its file and line, and its message is not prefixed
+        with the location a second time."""
         if isinstance(exc, HubError):
             self.hub_failures += 1
+        elif isinstance(exc, NotFoundError):
+            self.hub_missing += 1
         self.errors.append(row_error(exc, where))
 
 

@@ -302,6 +302,8 @@ class HubServer:
 
     def info(self, rtype: str, repo_id: str, d: Path) -> dict:
         meta = {k: v for k, v in self.meta(d).items() if not k.startswith("_")}
+        if not isinstance(meta.get("cardData", {}), dict):  # the Hub gives a card's metadata only as a mapping: a
+            del meta["cardData"]  # card whose YAML header is a list or a text has none (before: AttributeError)
         out = {"_id": hashlib.md5(repo_id.encode()).hexdigest()[:24], "id": repo_id, "author": repo_id.split("/")[0],
                "sha": self.info_sha(d), "private": False, "gated": False, "disabled": False, "downloads": 0, "likes": 0,
                "tags": [], "createdAt": "2024-01-01T00:00:00.000Z", "lastModified": "2024-06-01T00:00:00.000Z",

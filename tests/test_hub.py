@@ -561,6 +561,22 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     assert HubClient().model_info("fake-org/zero")["num_parameters"] is None
 
 
+def test_the_fake_hub_answers_a_card_whose_metadata_is_not_a_mapping_as_the_hub_does(hub_server):
+    """A model whose `_info.json` gives a `cardData` that is not a mapping (a card whose YAML header is a list or a
+    text): the fake Hub answers as the Hub does, which gives `cardData` only as a mapping (no card metadata, no model
+    tree tags), so the model's info is read with no license or base. Before, the fake Hub's request handler failed
+    (`AttributeError: 'list' object has no attribute 'get'` in `model_tree_tags`) and answered nothing."""
+    import json
+
+    for name, card in (("listcard", ["base_model: x"]), ("textcard", "license: mit")):
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps({"cardData": card}))
+        got = HubClient(retries=0).model_info(f"fake-org/{name}")
+        assert (got["license"], got["base_model"], got["tags"]) == (None, None, [])
+
+
 def test_a_gguf_repos_parameter_count_comes_from_its_gguf_metadata(hub_server, store, tmp_path):
     """A GGUF repo (llama.cpp quantizations: no safetensors) has the parameter count the Hub reads from its GGUF
     header (`gguf.total` of its model info), so size filters keep or drop it like any repo; a repo with safetensors

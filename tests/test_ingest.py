@@ -1136,6 +1136,24 @@ def test_the_error_summary_of_an_ingest_the_hub_failed_says_so_not_rejected(tmp_
     assert "3 error(s): this input was rejected or (2) could not be fetched from the Hub, the rest was ingested" in r.output
 
 
+def test_an_ingest_of_a_hub_repo_that_does_not_exist_says_so_not_rejected(tmp_path, hub_server, monkeypatch):
+    """`taskspace ingest hub:ORG/DELETED` (the Hub answers 404): exit 1, as any input naming something unknown (an
+    unknown model, `taskspace -h`), and the summary says the input was not found on the Hub, the error that the
+    repo does not exist (or is private: without a token, to set one; with one, that it cannot read it). Before, "1
+    error(s): this input was rejected, nothing was ingested", as if files had been read and found bad, and with a
+    token still "set HF_TOKEN"."""
+    from indexer.cli import app
+
+    r = CliRunner().invoke(app, ["ingest", "hub:fake-org/deleted", "--no-metadata"])
+    assert r.exit_code == 1, r.output
+    assert "1 error(s): this input was not found on the Hub, nothing was ingested" in r.output.splitlines()
+    assert "the dataset fake-org/deleted does not exist on" in r.output and "(or it is private: set HF_TOKEN" in r.output
+    monkeypatch.setenv("HF_TOKEN", "hf_x")
+    r = CliRunner().invoke(app, ["ingest", "hub:fake-org/deleted", "--no-metadata", "--json"])
+    assert r.exit_code == 1, r.output
+    assert "(or it is private and this token cannot read it)" in r.output and "set HF_TOKEN" not in r.output
+
+
 def test_ingesting_a_published_record_set_says_to_pull_it(store, tmp_path, hub_server):
     """`taskspace ingest hub:ORG/NAME` of a dataset `taskspace publish` wrote (a consumer who has only the dataset),
     or of a `--dry-run` folder: the error says it holds published model records, not results, and to load them with
