@@ -281,6 +281,9 @@ class Point:
 
 @dataclass
 class Hit:
+    """One point read back: its natural ``key``, ``score`` (its inner product with the query; 0.0 where none was
+    asked, as in ``get`` and ``scan``), ``payload``, ``vector`` (when asked for, else None) and point ``id``."""
+
     key: str
     score: float
     payload: dict
@@ -290,6 +293,9 @@ class Hit:
 
 @dataclass
 class RebuildResult:
+    """What :meth:`VectorStore.rebuild` did: the ``alias`` it switched to the new physical ``collection`` holding
+    ``count`` points, and the collections it ``dropped`` (the previous one, and orphans of interrupted rebuilds)."""
+
     alias: str
     collection: str
     count: int
