@@ -386,6 +386,10 @@ class Coverage:
 
 @dataclass
 class Evidence:
+    """What a model's result rests on near the query (see the module docstring): ``prompts``, its nearest measured
+    prompts (``text``, ``benchmark``, ``outcome``, ``similarity``), and ``benchmarks``, its observed accuracy on the
+    benchmarks nearest to the query (``name``, ``accuracy``, ``n``; ``n`` None from a record that carries none)."""
+
     prompts: list[dict] = field(default_factory=list)
     benchmarks: list[dict] = field(default_factory=list)
 

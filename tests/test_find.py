@@ -2568,3 +2568,18 @@ def test_a_taskspace_home_set_to_a_folder_inside_a_home_names_the_home(tmp_path,
     assert f"but the folder above it, {home}, is a taskspace home, holding taskspace.db: set TASKSPACE_HOME={home};" in (
         str(exc.value)), str(exc.value)
     assert exc.value.item is None
+
+
+def test_the_public_result_classes_say_what_they_are():
+    """help() on each result class a library caller gets back (find_models' FindResult, ModelResult, Coverage,
+    Evidence, Filters; list_models' Match; the vector store's Point, Hit, RebuildResult) shows what it holds; before,
+    Evidence, Hit and RebuildResult had no docstring (a dataclass then shows only its signature)."""
+    import dataclasses
+
+    from indexer.find import Coverage, Evidence, Filters, FindResult, ModelResult
+    from indexer.query import Match
+    from indexer.store.vectors import Hit, Point, RebuildResult
+
+    for cls in (FindResult, ModelResult, Coverage, Evidence, Filters, Match, Point, Hit, RebuildResult):
+        doc = cls.__doc__ or ""
+        assert dataclasses.is_dataclass(cls) and doc and not doc.startswith(cls.__name__ + "("), cls.__name__

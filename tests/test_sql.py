@@ -653,3 +653,25 @@ def test_upsert_models_reads_a_parameter_count_of_zero_as_unknown(store):
         with pytest.raises(InputError, match=r"org/bad.*num_parameters.*a whole number"):
             store.upsert_models([{"key": "org/bad", "num_parameters": bad}])
     assert store.get_model("org/bad") is None
+
+
+def test_a_closed_store_says_to_open_a_new_one_instead_of_reconnecting(tmp_path):
+    """``s = open_store(URL); s.close(); list_benchmarks(store=s)``: a StoreError naming the database and saying to
+    open a new store, as a closed VectorStore says; closing twice is fine. Before, the closed store quietly opened new
+    connections (and kept them open, unclosed, after its close)."""
+    from indexer import list_benchmarks
+    from indexer.errors import StoreError
+    from indexer.store.sql import open_store
+
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    from indexer.store.sql import Store
+
+    Store(url, upgrade=True).close()
+    s = open_store(url)
+    assert list_benchmarks(store=s) == []
+    s.close()
+    s.close()
+    with pytest.raises(StoreError, match=r"t\.db is closed; open a new one \(indexer\.store\.sql\.open_store"):
+        list_benchmarks(store=s)
+    with open_store(url) as again:
+        assert list_benchmarks(store=again) == []

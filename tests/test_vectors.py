@@ -357,8 +357,12 @@ def test_a_rebuild_may_change_the_dimension(vs):
 
 
 def test_missing_index_and_drop_space(vs):
+    with pytest.raises(NotFoundError, match="does not exist"):  # nothing written into the folder yet
+        vs.search("nope", "models", np.ones(DIM))
+    vs.rebuild("other", "models", make_points(3), dim=DIM)
     with pytest.raises(NotFoundError, match="taskspace reindex"):
         vs.search("nope", "models", np.ones(DIM))
+    vs.drop_space("other")
     assert vs.count("nope", "models") == 0 and list(vs.scan("nope", "prompts")) == []
     for kind in KINDS:
         vs.rebuild("s", kind, make_points(3), dim=DIM)
@@ -424,6 +428,7 @@ def _spawn(code: str, *args) -> subprocess.Popen:
 
 def test_second_process_gets_busy_error(tmp_path):
     path = tmp_path / "q"
+    path.mkdir()  # a folder that exists is locked at open (one that does not, at its first write)
     holder = _spawn("""
         import sys, time
         from indexer.store.vectors import VectorStore
@@ -448,6 +453,7 @@ def test_a_second_store_of_this_process_is_told_it_is_this_process(tmp_path):
     BusyError says this process holds it and what releases it. Before, "another taskspace process is using the index
     at PATH (pid <this process's own>: ...): wait for it to finish, or stop it"."""
     path = tmp_path / "q"
+    path.mkdir()  # a folder that exists is locked at open (one that does not, at its first write)
     with VectorStore(path=path):
         with pytest.raises(BusyError) as err:
             VectorStore(path=path)
@@ -482,6 +488,7 @@ def test_an_opener_waits_for_a_query_command_that_holds_the_folder(tmp_path, mon
     import indexer.store.vectors as vectors_module
 
     path = tmp_path / "q"
+    path.mkdir()  # a folder that exists is locked at open (one that does not, at its first write)
     code = """
         import json, sys, time
         from indexer.store.vectors import VectorStore
@@ -834,6 +841,7 @@ def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path, m
     or stop it. Before, every case said only to set up a Qdrant server, so `taskspace search` run beside `taskspace
     serve` (the first thing a user tries) did not say that the server it had just started answers it."""
     path = tmp_path / "q"
+    path.mkdir()  # a folder that exists is locked at open (one that does not, at its first write)
     for argv, todo in ((["/usr/bin/taskspace", "-v", "serve", "--port", "9"], "send the query to it instead (POST /v1/find"),
                        (["/x/indexer/cli.py", "index", "--source", "s3cr3t-path"], "wait for it to finish, or stop it")):
         holder = _spawn("""
@@ -1106,3 +1114,37 @@ def test_a_secret_in_the_qdrant_urls_query_is_never_shown():
     assert "s3cr3t" not in safe_url("postgresql+psycopg://u@h/db?api_key=s3cr3t")
     url = "http://h:6333/?api_key=s3cr3t"
     assert mask_secrets(f"cannot reach {url}: refused", url) == "cannot reach http://h:6333/?api_key=***: refused"
+
+
+def test_reading_an_embedded_folder_that_does_not_exist_creates_nothing_and_says_so(tmp_path, vector_engine):
+    """``VectorStore(path=P)`` on a P that does not exist (a typo, a home's path instead of its ``qdrant`` folder
+    moved away): a read creates nothing and says P does not exist; the first write creates it and takes its lock, as
+    an open did. Before, the open created P and a lock file in it, and the read said the index "is missing" and that
+    `taskspace reindex` rebuilds it (which rebuilds TASKSPACE_HOME's, not P)."""
+    gone = tmp_path / "no" / "such"
+    with VectorStore(path=gone) as store:
+        assert store.spaces() == [] and store.physical_collections() == []
+        assert store.count("s", "models") == 0 and list(store.scan("s", "models")) == []
+        for read in (lambda: store.search("s", "models", np.ones(DIM)), lambda: store.get("s", "models", ["k"])):
+            with pytest.raises(NotFoundError) as exc:
+                read()
+            assert f"{gone} does not exist" in str(exc.value) and "reindex" not in str(exc.value)
+        assert not (tmp_path / "no").exists()
+        store.upsert("s", "models", make_points(3), dim=DIM)
+        assert (gone / ".taskspace.lock").is_file() and store.count("s", "models") == 3
+        with pytest.raises(BusyError):
+            VectorStore(path=gone)
+    with VectorStore(path=gone) as again:
+        assert again.count("s", "models") == 3
+
+
+def test_a_closed_vector_store_says_to_open_a_new_one(tmp_path):
+    """A read on a closed store: a StoreError naming the folder and saying to open a new store; before, only "the
+    vector store at PATH is closed"."""
+    store = VectorStore(path=tmp_path / "q")
+    store.upsert("s", "models", make_points(3), dim=DIM)
+    store.close()
+    assert store.closed
+    with pytest.raises(StoreError, match=r"is closed; open a new one \(VectorStore\(path=") as exc:
+        store.search("s", "models", np.ones(DIM))
+    assert str(tmp_path / "q") in str(exc.value)

@@ -268,7 +268,20 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             "put the database back from a backup first if you have one, and do not remove it while taskspace runs")
 
     def close(self) -> None:
+        """Close every connection; a later use of this store raises StoreError saying to open a new one (before, it
+        quietly opened new connections)."""
         self.engine.dispose()
+        if not getattr(self, "_closed", False):
+            self._closed = True
+            where = migrate.safe_url(self.url)
+
+            def refuse(*_):
+                raise StoreError(f"the store of {where} is closed; open a new one (indexer.store.sql.open_store(URL), "
+                                 "or leave store= out for the configured one) to use it again")
+
+            from sqlalchemy import event
+
+            event.listen(self.engine, "do_connect", refuse)
 
     def __enter__(self) -> "Store":
         return self

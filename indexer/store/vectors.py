@@ -17,11 +17,14 @@ Opening
 ``settings.qdrant_path`` ($TASKSPACE_HOME/qdrant). The folder holds one folder per kind (``qdrant/models``,
 ``qdrant/benchmarks``, ``qdrant/prompts``), each opened on first use: a models query or a push of a few model
 vectors does not touch the prompts.
-``VectorStore(path=..., engine=None)``, ``VectorStore(url=..., api_key=..., timeout=5)``,
+``VectorStore(path=..., engine=None, create=False)``, ``VectorStore(url=..., api_key=..., timeout=5)``,
 ``VectorStore.memory(engine=None)`` (Edge in a temporary folder removed on close, or qdrant-client's ':memory:').
 Use it as a context manager or call ``close()``: a folder is held by one store at a time (an exclusive lock on
 ``qdrant/.taskspace.lock``), and a second opener (another process, or a second store in the same process) gets
-:class:`~indexer.errors.BusyError`. A server that is unreachable or refuses the key fails at open, within
+:class:`~indexer.errors.BusyError`. A folder that does not exist is not created at open (unless ``create=True``,
+as ``from_settings`` does for the configured one): a read finds nothing there (a search or ``get`` raises
+:class:`~indexer.errors.IndexMissingError` saying the folder does not exist) and creates nothing; the first write
+creates it and takes its lock. A server that is unreachable or refuses the key fails at open, within
 ``timeout`` seconds, with :class:`~indexer.errors.StoreError` naming the URL.
 
 Layout
@@ -285,6 +288,9 @@ class Point:
 
 @dataclass
 class Hit:
+    """One point read back: its natural ``key``, ``score`` (its inner product with the query; 0.0 where none was
+    asked, as in ``get`` and ``scan``), ``payload``, ``vector`` (when asked for, else None) and point ``id``."""
+
     key: str
     score: float
     payload: dict
@@ -294,6 +300,9 @@ class Hit:
 
 @dataclass
 class RebuildResult:
+    """What :meth:`VectorStore.rebuild` did: the ``alias`` it switched to the new physical ``collection`` holding
+    ``count`` points, and the collections it ``dropped`` (the previous one, and orphans of interrupted rebuilds)."""
+
     alias: str
     collection: str
     count: int
@@ -369,7 +378,7 @@ class VectorStore:
     """Qdrant: Qdrant Edge embedded in a folder, a server, or memory. See the module docstring for the API."""
 
     def __init__(self, *, path: str | Path | None = None, url: str | None = None, api_key: str | None = None,
-                 timeout: int = 5, memory: bool = False, engine: str | None = None):
+                 timeout: int = 5, memory: bool = False, engine: str | None = None, create: bool = False):
         if sum(x is not None and x is not False for x in (path, url, memory or None)) != 1:
             raise StoreError("VectorStore needs exactly one of path=, url= or memory=True")
         self._lock = threading.RLock()
@@ -378,6 +387,7 @@ class VectorStore:
 
         self._clients: dict[str, Any] = {}
         self._lockfile = None
+        self._closed = False
         self.url = url
         self.path = Path(path).expanduser().resolve() if path is not None else None
         self.where = mask_url(url) or (str(self.path) if self.path else ":memory:")  # never shows a password
@@ -397,27 +407,33 @@ class VectorStore:
             # or a push of a few models opens only the models folder. One process at a time holds the whole
             # index (a lock file over the folder).
             self._client = None
-            try:
-                self.path.mkdir(parents=True, exist_ok=True)
-                # read and written in place (no O_APPEND: "a+" appended every write at the end, so a new holder's
-                # name could not be written over the last one's)
-                self._lockfile = open(os.open(self.path / ".taskspace.lock", os.O_RDWR | os.O_CREAT, 0o666), "r+")
-            except OSError as exc:  # a read-only mount, no permission: before, an OSError traceback
-                raise StoreError(
-                    f"cannot open the embedded index at {self.path}: {exc.strerror or exc} ({exc.filename or self.path}); "
-                    "it holds a lock file there even to read, so make the folder writable, or set TASKSPACE_HOME to a "
-                    "place you can write (`taskspace reindex` rebuilds the index there from SQL), or use a Qdrant "
-                    "server (TASKSPACE_QDRANT_URL)") from None
-            if not self._flock():
-                idle = _SHARED.pop(self.path, None)  # a store this process keeps for reuse gives the folder up
-                if idle is not None:
-                    idle.close()
-                if (idle is None or not self._flock()) and not self._wait_for_a_query():
-                    holder = self._read_holder()
-                    self._lockfile.close()
-                    self._lockfile = None
-                    raise _busy_error(self.path, holder)
-            self._write_holder()
+            if create or self.path.exists():
+                self._hold_folder()
+
+    def _hold_folder(self) -> None:
+        """Create the embedded folder if need be and take its lock (BusyError when another store holds it): at open,
+        or, for a folder that did not exist then, at the first write (a read of it creates nothing)."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            # read and written in place (no O_APPEND: "a+" appended every write at the end, so a new holder's
+            # name could not be written over the last one's)
+            self._lockfile = open(os.open(self.path / ".taskspace.lock", os.O_RDWR | os.O_CREAT, 0o666), "r+")
+        except OSError as exc:  # a read-only mount, no permission: before, an OSError traceback
+            raise StoreError(
+                f"cannot open the embedded index at {self.path}: {exc.strerror or exc} ({exc.filename or self.path}); "
+                "it holds a lock file there even to read, so make the folder writable, or set TASKSPACE_HOME to a "
+                "place you can write (`taskspace reindex` rebuilds the index there from SQL), or use a Qdrant "
+                "server (TASKSPACE_QDRANT_URL)") from None
+        if not self._flock():
+            idle = _SHARED.pop(self.path, None)  # a store this process keeps for reuse gives the folder up
+            if idle is not None:
+                idle.close()
+            if (idle is None or not self._flock()) and not self._wait_for_a_query():
+                holder = self._read_holder()
+                self._lockfile.close()
+                self._lockfile = None
+                raise _busy_error(self.path, holder)
+        self._write_holder()
 
     def _write_holder(self) -> None:
         """Name this process in the lock file ("PID COMMAND"), for the message a second opener gets."""
@@ -465,7 +481,7 @@ class VectorStore:
 
     @property
     def closed(self) -> bool:
-        return self.path is not None and self._lockfile is None
+        return self._closed
 
     def share(self) -> "VectorStore":
         """Mark this store as kept for reuse (:func:`indexer.find_models` without stores): another store of
@@ -499,8 +515,11 @@ class VectorStore:
             if kind not in KINDS:
                 raise InputError(f"unknown collection kind {kind!r}; use one of {', '.join(KINDS)}")
             with self._lock:
-                if self._lockfile is None:
-                    raise StoreError(f"the vector store at {self.path} is closed")
+                if self._closed:
+                    raise StoreError(f"the vector store at {self.path} is closed; open a new one "
+                                     "(VectorStore(path=...) or VectorStore.from_settings()) to use it again")
+                if self._lockfile is None:  # a folder that did not exist at open: its first write creates it
+                    self._hold_folder()
                 engine = self._clients.get(kind) or self._open_engine(self.path / kind)
                 self._clients[kind] = engine
         return engine
@@ -521,7 +540,7 @@ class VectorStore:
             settings = get_settings()
         if settings.qdrant_url:
             return cls(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
-        return cls(path=settings.qdrant_path, engine=settings.qdrant_engine)
+        return cls(path=settings.qdrant_path, engine=settings.qdrant_engine, create=True)
 
     @classmethod
     def refuse_if_served(cls, settings=None) -> None:
@@ -566,6 +585,7 @@ class VectorStore:
                 if engine is not None:
                     engine.close()
             self._clients = {}
+            self._closed = self.path is not None
             if self._lockfile is not None:
                 self._lockfile.close()  # releases the flock
                 self._lockfile = None
@@ -594,6 +614,8 @@ class VectorStore:
     def _engines(self, kind: str | None) -> list:
         if self._client is not None:
             return [self._client]
+        if self._never_written():
+            return []  # nothing to read there, and a read creates nothing
         return [self._c(k) for k in ([kind] if kind else KINDS)]
 
     def _aliases(self, kind: str | None = None) -> dict[str, str]:
@@ -742,6 +764,9 @@ class VectorStore:
         import shutil
 
         need = MIN_FREE_BYTES + 2 * 4 * int(points) * int(dim)
+        with self._lock:  # every write asks first: the first one into a folder absent at open creates it
+            if self._never_written():
+                self._hold_folder()
         free = shutil.disk_usage(self.path).free
         if free < need:
             raise StoreError(f"not enough free disk space for {what} at {self.path}: {free / 2**20:.0f} MB free, about "
@@ -873,9 +898,17 @@ class VectorStore:
             raise IndexMissingError(self.missing(space, [kind]))
         return target
 
+    def _never_written(self) -> bool:
+        """True for an embedded folder that did not exist at open and still does not (nothing written to it)."""
+        return self.path is not None and self._lockfile is None and not self._closed and not self.path.exists()
+
     def missing(self, space: str, kinds: Sequence[str]) -> str:
         """:func:`index_missing` of this store, or, when the folder holds the index as the other embedded engine wrote
-        it, :meth:`other_engines_index`'s message."""
+        it, :meth:`other_engines_index`'s message, or, when the folder does not exist, that it does not."""
+        if self._never_written():
+            return (f"the vector index folder {self.path} does not exist: nothing is indexed there (a read creates "
+                    "nothing); check the path, e.g. VectorStore(path=HOME/qdrant) for a taskspace home's index, or "
+                    "VectorStore.from_settings() for TASKSPACE_HOME's")
         return next(filter(None, (self.other_engines_index(space, k) for k in kinds)), None) or \
             self.home_given(space) or index_missing(space, kinds, self.where)
 
