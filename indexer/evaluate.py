@@ -388,9 +388,10 @@ def evaluate(
                                                               or not 1 <= seeds <= MAX_SEEDS):
         raise ConfigError(f"{arg('seeds', seeds)}: need 1 to {MAX_SEEDS} seeds")  # before the data is read, not after
     if plots_dir is not None:
-        from .evaluation.plots import check_plots_dir
+        from .evaluation.plots import make_plots_dir
 
-        check_plots_dir(plots_dir)  # a file there, or a folder that cannot be written: now, not after the evaluation
+        # a file there, or a folder that cannot be written or created: now, not after the evaluation
+        make_plots_dir(plots_dir)
     from .config import check_penalty
 
     # a bad option value: exit 2 naming it, as the others

@@ -2297,3 +2297,24 @@ def test_the_lm_eval_and_lighteval_readers_advise_evaluate_not_ingest(tmp_path):
         load_matrix(out)
     assert "its 42 outcome(s) are dropped" in str(info.value) and "--model" in str(info.value), str(info.value)
     assert "ingest" not in str(info.value) and "`taskspace evaluate` has no --model" in str(info.value), str(info.value)
+
+
+def test_a_plots_folder_that_cannot_be_created_fails_before_the_evaluation(tmp_path, sample_embeddings, monkeypatch):
+    """`evaluate --plots DIR` where DIR passes the check (its nearest existing parent looks writable) but cannot be
+    created (`/proc/x/y` as root, a read-only mount): a ConfigError naming `--plots` before any fold runs; before, the
+    error came after the whole evaluation and its numbers were lost."""
+    from indexer import evaluate as ev
+
+    real_mkdir = Path.mkdir
+    target = tmp_path / "out" / "plots"
+
+    def mkdir(self, *a, **k):
+        if self == target:
+            raise PermissionError(13, "Permission denied")
+        return real_mkdir(self, *a, **k)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("the evaluation ran"))
+    m, D = sample_embeddings
+    with pytest.raises(ConfigError, match=r"plots_dir=.*cannot be created \(Permission denied\)"):
+        ev.evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=target)

@@ -40,6 +40,21 @@ def check_plots_dir(out_dir) -> Path:
     return check_output_folder(Path(out_dir), "plots_dir", "the PNGs")
 
 
+def make_plots_dir(out_dir) -> Path:
+    """``out_dir`` checked (:func:`check_plots_dir`) and created: ``evaluate`` calls it before its work, so a folder
+    that passes the check and still cannot be created (under ``/proc``, a read-only mount whose parent looks writable)
+    is a ConfigError before the evaluation runs; before, it failed after all of the work, and its numbers were lost."""
+    out_dir = check_plots_dir(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # made a file, or unwritable, since the check
+        from ..errors import ConfigError, arg
+
+        raise ConfigError(f"{arg('plots_dir', str(out_dir), flag='--plots', quote=False)}: cannot be created "
+                          f"({exc.strerror or exc}); give a folder to write the PNGs into") from None
+    return out_dir
+
+
 def roc_curves(result: dict, pooled: dict, unit: str) -> list[tuple[str, np.ndarray, np.ndarray, str, str]]:
     """(name, fpr, tpr, legend label, line style) of each contestant's ROC curve over its pooled held-out cells. A
     curve identical to an earlier contestant's (the same ranking of the cells: ``bsp`` and ``benchbest`` on a
@@ -75,14 +90,7 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out_dir = check_plots_dir(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # made a file, or unwritable, since the check
-        from ..errors import ConfigError
-
-        raise ConfigError(f"--plots {out_dir}: cannot be created ({exc.strerror or exc}); give a folder to write "
-                          "the PNGs into") from None
+    out_dir = make_plots_dir(out_dir)
     # every data set pooled (the data "a + b" as a path is only b); one data set: its folder's name
     names = [Path(str(d["name"])).name or str(d["name"]) for d in result.get("datasets") or []]
     title = f"{' + '.join(names) if names else Path(str(result['data'])).name} ({result['split']})"
