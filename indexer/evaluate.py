@@ -672,10 +672,14 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     }
     out["warnings"] += _sweep_past_eps(D, folds, out["sweep"])
     if plots_dir is not None:
-        from .evaluation.plots import write_plots
+        from .evaluation.plots import remove_stale_plots, write_plots
 
         slug = _plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
-        out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
+        written = write_plots(dict(header, **out), pooled, Path(plots_dir), slug)
+        out["plots"] = [str(p) for p in written]
+        out["warnings"] += [f"removed {p}, an earlier run's plot of this data and split: this run drew none of it"
+                            + (" (--no-sweep)" if p.name.endswith("_sweep.png") and not sweep else "")
+                            for p in remove_stale_plots(Path(plots_dir), slug, written)]
     return out
 
 

@@ -2318,3 +2318,22 @@ def test_a_plots_folder_that_cannot_be_created_fails_before_the_evaluation(tmp_p
     m, D = sample_embeddings
     with pytest.raises(ConfigError, match=r"plots_dir=.*cannot be created \(Permission denied\)"):
         ev.evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=target)
+
+
+def test_a_rerun_without_the_sweep_removes_the_earlier_sweep_plot_and_says_so(tmp_path, sample_embeddings):
+    """A `--no-sweep` rerun into the same `--plots` folder removes the earlier run's `<data>_<split>_sweep.png` (a plot
+    this tool wrote for the same data and split) and says so; other files are kept. Before, it stayed beside the new
+    PNGs without a word, as if of this result."""
+    from indexer.evaluate import evaluate
+
+    m, D = sample_embeddings
+    out = tmp_path / "plots"
+    first = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=True, plots_dir=out)
+    sweep_png = [Path(p) for p in first["plots"] if p.endswith("_sweep.png")]
+    assert sweep_png and sweep_png[0].is_file()
+    other = out / "mine_sweep.png"
+    other.write_bytes(b"x")
+    again = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=out)
+    assert not sweep_png[0].exists() and other.is_file()
+    assert all(Path(p).is_file() for p in again["plots"])
+    assert any(w.startswith(f"removed {sweep_png[0]}, an earlier run's plot") for w in again["warnings"]), again["warnings"]

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import metrics
 
-__all__ = ["write_plots", "check_plots_dir", "colours", "COLOURS"]
+__all__ = ["write_plots", "check_plots_dir", "make_plots_dir", "remove_stale_plots", "PLOT_KINDS", "colours", "COLOURS"]
 
 #: the fixed colour of each built-in contestant (matplotlib's tab10); any other contestant takes the next unused
 #: one in the order of its name (:func:`colours`), so it too is the same in every plot of every run
@@ -188,6 +188,23 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
                          "failures", transform=axes[0].transAxes, ha="center", va="center", fontsize=8)
         paths.append(_save(fig, out_dir / f"{prefix}_benchmarks.png"))
     return paths
+
+
+#: the plots :func:`write_plots` may write, ``{prefix}_{kind}.png`` each
+PLOT_KINDS = ("roc", "reliability", "sweep", "benchmarks")
+
+
+def remove_stale_plots(out_dir: Path, prefix: str, written: list[Path]) -> list[Path]:
+    """Remove the ``{prefix}_{kind}.png`` (:data:`PLOT_KINDS`) in ``out_dir`` that this run did not write (``written``):
+    an earlier run's plots of the same data sets and split (a ``--no-sweep`` rerun: its ``_sweep.png``), which beside
+    the new ones read as this result's. Before, they were kept without a word. Returns the paths removed."""
+    removed = []
+    for kind in PLOT_KINDS:
+        path = Path(out_dir) / f"{prefix}_{kind}.png"
+        if path not in written and path.is_file():
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 def _num(x: float) -> str:
