@@ -2351,3 +2351,14 @@ def test_the_in_sample_protocol_gives_the_real_count_held_out_and_counts_read_in
     assert "x: 1 model x 2 prompts (density" in format_result(res)
     with pytest.raises(InputError, match="1 prompt is too few .* needs at least 2 prompts .*evaluate data with more"):
         splits.in_sample(1, 1)
+
+
+def test_the_exit_code_paragraph_of_evaluate_help_is_whole():
+    """`evaluate --help`: the exit-code paragraph reads as one (before, it broke after "evaluated and shown,")."""
+    from typer.testing import CliRunner
+
+    from indexer import cli
+
+    out = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"}).output
+    line = next(ln for ln in out.splitlines() if "Exit code 0" in ln)
+    assert "the rest is still evaluated and shown, unless more was rejected than read" in line, out
