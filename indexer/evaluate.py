@@ -460,6 +460,10 @@ def evaluate(
     if embeddings is None:
         _check_eps_unencoded(eps, folds_of)  # an eps no encoding can keep a component at: now, not after it
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
+    if queries == "stem" and not changed:  # before, it ran as `full` without a word
+        data_warnings.append(f"{arg('queries', 'stem', quote=False)}: no prompt has answer options (an 'A.' or 'A)' "
+                             "line followed by a 'B.' or 'B)' line) to cut, so every prompt is queried with its full "
+                             f"text: the result is that of {arg('queries', 'full', quote=False)}")
     t_read = time.perf_counter() - t0
     enc_name = "given"
     if embeddings is None:

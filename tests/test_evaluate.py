@@ -2362,3 +2362,14 @@ def test_the_exit_code_paragraph_of_evaluate_help_is_whole():
     out = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"}).output
     line = next(ln for ln in out.splitlines() if "Exit code 0" in ln)
     assert "the rest is still evaluated and shown, unless more was rejected than read" in line, out
+
+
+def test_stem_queries_of_data_without_answer_options_warn(tmp_path):
+    """`--queries stem` on data with no answer options (code, open questions) queries every prompt with its full text:
+    a warning says so; before, it ran as `full` without a word."""
+    from indexer.evaluate import evaluate
+
+    m = from_arrays(np.array([[1, 0, 1, 0], [0, 1, 1, 0]], dtype=float), ["a1", "a2", "b1", "b2"], ["a", "a", "b", "b"])
+    res = evaluate("x", split="oos", matrix=m, embeddings=np.eye(4), sweep=False, queries="stem")
+    assert res["queries_changed"] == 0
+    assert any("queries='stem'" in w and "no prompt has answer options" in w for w in res["data_warnings"]), res
