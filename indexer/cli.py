@@ -857,7 +857,30 @@ def _summaries_in_one_paragraph(typer_app: typer.Typer) -> None:
         _summaries_in_one_paragraph(group.typer_instance)
 
 
+def _paragraphs_unbroken(typer_app: typer.Typer) -> None:
+    """Give each command of ``typer_app`` and its groups, as its ``help``, its docstring with the line breaks inside
+    each paragraph made spaces: typer's rich help keeps them after the first paragraph, so `taskspace evaluate --help`
+    broke its exit-code paragraph after "evaluated and shown," (and every command's longer paragraphs at the source's
+    line ends); the paragraphs are then wrapped at the terminal's width alone. A paragraph whose later lines are a list
+    or indented (``-``, ``*``, a space, ``\b``) keeps its breaks."""
+    import inspect
+
+    def unbroken(paragraph: str) -> str:
+        lines = paragraph.split("\n")
+        if lines[0].startswith("\b") or any(ln[:1] in ("-", "*", " ", "\b") for ln in lines[1:]):
+            return paragraph
+        return " ".join([lines[0].rstrip(), *(ln.strip() for ln in lines[1:])])
+
+    for info in typer_app.registered_commands:
+        text = info.help or inspect.getdoc(info.callback) or ""
+        if text:
+            info.help = "\n\n".join(unbroken(p) for p in inspect.cleandoc(text).split("\n\n"))
+    for group in typer_app.registered_groups:
+        _paragraphs_unbroken(group.typer_instance)
+
+
 _summaries_in_one_paragraph(app)
+_paragraphs_unbroken(app)
 
 
 def _command_path(argv: list[str]) -> str:

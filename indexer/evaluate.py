@@ -388,9 +388,10 @@ def evaluate(
                                                               or not 1 <= seeds <= MAX_SEEDS):
         raise ConfigError(f"{arg('seeds', seeds)}: need 1 to {MAX_SEEDS} seeds")  # before the data is read, not after
     if plots_dir is not None:
-        from .evaluation.plots import check_plots_dir
+        from .evaluation.plots import make_plots_dir
 
-        check_plots_dir(plots_dir)  # a file there, or a folder that cannot be written: now, not after the evaluation
+        # a file there, or a folder that cannot be written or created: now, not after the evaluation
+        make_plots_dir(plots_dir)
     from .config import check_penalty
 
     # a bad option value: exit 2 naming it, as the others
@@ -459,6 +460,10 @@ def evaluate(
     if embeddings is None:
         _check_eps_unencoded(eps, folds_of)  # an eps no encoding can keep a component at: now, not after it
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
+    if queries == "stem" and not changed:  # before, it ran as `full` without a word
+        data_warnings.append(f"{arg('queries', 'stem', quote=False)}: no prompt has answer options (an 'A.' or 'A)' "
+                             "line followed by a 'B.' or 'B)' line) to cut, so every prompt is queried with its full "
+                             f"text: the result is that of {arg('queries', 'full', quote=False)}")
     t_read = time.perf_counter() - t0
     enc_name = "given"
     if embeddings is None:
@@ -583,7 +588,10 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                datasets=None) -> dict:
     Q, own = query
     if split == "in-sample":
-        desc = (f"random 20% of prompts held out, {seeds} seed(s); "
+        # the share held out is rounded and at least one prompt: said as a count when it is not 20% (1 of 2 prompts)
+        k, n = len(folds[0].test), len(folds[0].test) + len(folds[0].train)
+        held = "random 20% of prompts held out" if f"{k / n:.0%}" == "20%" else f"random {k} of {n} prompts held out"
+        desc = (f"{held}, {seeds} seed(s); "
                 + ("mean ± std over seeds" if seeds > 1 else "one seed, so no spread (--seeds 2 or more gives one)"))
     elif split == "coverage":
         n_groups = len(folds) // seeds
@@ -671,10 +679,14 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     }
     out["warnings"] += _sweep_past_eps(D, folds, out["sweep"])
     if plots_dir is not None:
-        from .evaluation.plots import write_plots
+        from .evaluation.plots import remove_stale_plots, write_plots
 
         slug = _plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
-        out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
+        written = write_plots(dict(header, **out), pooled, Path(plots_dir), slug)
+        out["plots"] = [str(p) for p in written]
+        out["warnings"] += [f"removed {p}, an earlier run's plot of this data and split: this run drew none of it"
+                            + (" (--no-sweep)" if p.name.endswith("_sweep.png") and not sweep else "")
+                            for p in remove_stale_plots(Path(plots_dir), slug, written)]
     return out
 
 

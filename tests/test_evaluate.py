@@ -2297,3 +2297,79 @@ def test_the_lm_eval_and_lighteval_readers_advise_evaluate_not_ingest(tmp_path):
         load_matrix(out)
     assert "its 42 outcome(s) are dropped" in str(info.value) and "--model" in str(info.value), str(info.value)
     assert "ingest" not in str(info.value) and "`taskspace evaluate` has no --model" in str(info.value), str(info.value)
+
+
+def test_a_plots_folder_that_cannot_be_created_fails_before_the_evaluation(tmp_path, sample_embeddings, monkeypatch):
+    """`evaluate --plots DIR` where DIR passes the check (its nearest existing parent looks writable) but cannot be
+    created (`/proc/x/y` as root, a read-only mount): a ConfigError naming `--plots` before any fold runs; before, the
+    error came after the whole evaluation and its numbers were lost."""
+    from indexer import evaluate as ev
+
+    real_mkdir = Path.mkdir
+    target = tmp_path / "out" / "plots"
+
+    def mkdir(self, *a, **k):
+        if self == target:
+            raise PermissionError(13, "Permission denied")
+        return real_mkdir(self, *a, **k)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("the evaluation ran"))
+    m, D = sample_embeddings
+    with pytest.raises(ConfigError, match=r"plots_dir=.*cannot be created \(Permission denied\)"):
+        ev.evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=target)
+
+
+def test_a_rerun_without_the_sweep_removes_the_earlier_sweep_plot_and_says_so(tmp_path, sample_embeddings):
+    """A `--no-sweep` rerun into the same `--plots` folder removes the earlier run's `<data>_<split>_sweep.png` (a plot
+    this tool wrote for the same data and split) and says so; other files are kept. Before, it stayed beside the new
+    PNGs without a word, as if of this result."""
+    from indexer.evaluate import evaluate
+
+    m, D = sample_embeddings
+    out = tmp_path / "plots"
+    first = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=True, plots_dir=out)
+    sweep_png = [Path(p) for p in first["plots"] if p.endswith("_sweep.png")]
+    assert sweep_png and sweep_png[0].is_file()
+    other = out / "mine_sweep.png"
+    other.write_bytes(b"x")
+    again = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=out)
+    assert not sweep_png[0].exists() and other.is_file()
+    assert all(Path(p).is_file() for p in again["plots"])
+    assert any(w.startswith(f"removed {sweep_png[0]}, an earlier run's plot") for w in again["warnings"]), again["warnings"]
+
+
+def test_the_in_sample_protocol_gives_the_real_count_held_out_and_counts_read_in_the_singular():
+    """`--split in-sample` on 2 prompts holds out 1 (50%): the protocol says "random 1 of 2 prompts held out", not
+    "random 20%"; one model reads "1 model x 2 prompts"; 1 prompt says what to do."""
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    m = from_arrays(np.array([[1.0, 0.0]]), ["p1", "p2"], ["a", "a"])
+    res = evaluate("x", split="in-sample", seeds=1, matrix=m, embeddings=np.eye(2), sweep=False)
+    assert res["protocol"].startswith("random 1 of 2 prompts held out, 1 seed(s)"), res["protocol"]
+    assert "x: 1 model x 2 prompts (density" in format_result(res)
+    with pytest.raises(InputError, match="1 prompt is too few .* needs at least 2 prompts .*evaluate data with more"):
+        splits.in_sample(1, 1)
+
+
+def test_the_exit_code_paragraph_of_evaluate_help_is_whole():
+    """`evaluate --help`: the exit-code paragraph reads as one (before, it broke after "evaluated and shown,")."""
+    from typer.testing import CliRunner
+
+    from indexer import cli
+
+    out = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"}).output
+    line = next(ln for ln in out.splitlines() if "Exit code 0" in ln)
+    assert "the rest is still evaluated and shown, unless more was rejected than read" in line, out
+
+
+def test_stem_queries_of_data_without_answer_options_warn(tmp_path):
+    """`--queries stem` on data with no answer options (code, open questions) queries every prompt with its full text:
+    a warning says so; before, it ran as `full` without a word."""
+    from indexer.evaluate import evaluate
+
+    m = from_arrays(np.array([[1, 0, 1, 0], [0, 1, 1, 0]], dtype=float), ["a1", "a2", "b1", "b2"], ["a", "a", "b", "b"])
+    res = evaluate("x", split="oos", matrix=m, embeddings=np.eye(4), sweep=False, queries="stem")
+    assert res["queries_changed"] == 0
+    assert any("queries='stem'" in w and "no prompt has answer options" in w for w in res["data_warnings"]), res

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import metrics
 
-__all__ = ["write_plots", "check_plots_dir", "colours", "COLOURS"]
+__all__ = ["write_plots", "check_plots_dir", "make_plots_dir", "remove_stale_plots", "PLOT_KINDS", "colours", "COLOURS"]
 
 #: the fixed colour of each built-in contestant (matplotlib's tab10); any other contestant takes the next unused
 #: one in the order of its name (:func:`colours`), so it too is the same in every plot of every run
@@ -38,6 +38,21 @@ def check_plots_dir(out_dir) -> Path:
     if str(out_dir) == "":
         raise ConfigError(f"{arg('plots_dir', '', flag='--plots', quote=False)}: an empty path; give a folder to write the PNGs into")
     return check_output_folder(Path(out_dir), "plots_dir", "the PNGs")
+
+
+def make_plots_dir(out_dir) -> Path:
+    """``out_dir`` checked (:func:`check_plots_dir`) and created: ``evaluate`` calls it before its work, so a folder
+    that passes the check and still cannot be created (under ``/proc``, a read-only mount whose parent looks writable)
+    is a ConfigError before the evaluation runs; before, it failed after all of the work, and its numbers were lost."""
+    out_dir = check_plots_dir(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # made a file, or unwritable, since the check
+        from ..errors import ConfigError, arg
+
+        raise ConfigError(f"{arg('plots_dir', str(out_dir), flag='--plots', quote=False)}: cannot be created "
+                          f"({exc.strerror or exc}); give a folder to write the PNGs into") from None
+    return out_dir
 
 
 def roc_curves(result: dict, pooled: dict, unit: str) -> list[tuple[str, np.ndarray, np.ndarray, str, str]]:
@@ -75,14 +90,7 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out_dir = check_plots_dir(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # made a file, or unwritable, since the check
-        from ..errors import ConfigError
-
-        raise ConfigError(f"--plots {out_dir}: cannot be created ({exc.strerror or exc}); give a folder to write "
-                          "the PNGs into") from None
+    out_dir = make_plots_dir(out_dir)
     # every data set pooled (the data "a + b" as a path is only b); one data set: its folder's name
     names = [Path(str(d["name"])).name or str(d["name"]) for d in result.get("datasets") or []]
     title = f"{' + '.join(names) if names else Path(str(result['data'])).name} ({result['split']})"
@@ -180,6 +188,23 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
                          "failures", transform=axes[0].transAxes, ha="center", va="center", fontsize=8)
         paths.append(_save(fig, out_dir / f"{prefix}_benchmarks.png"))
     return paths
+
+
+#: the plots :func:`write_plots` may write, ``{prefix}_{kind}.png`` each
+PLOT_KINDS = ("roc", "reliability", "sweep", "benchmarks")
+
+
+def remove_stale_plots(out_dir: Path, prefix: str, written: list[Path]) -> list[Path]:
+    """Remove the ``{prefix}_{kind}.png`` (:data:`PLOT_KINDS`) in ``out_dir`` that this run did not write (``written``):
+    an earlier run's plots of the same data sets and split (a ``--no-sweep`` rerun: its ``_sweep.png``), which beside
+    the new ones read as this result's. Before, they were kept without a word. Returns the paths removed."""
+    removed = []
+    for kind in PLOT_KINDS:
+        path = Path(out_dir) / f"{prefix}_{kind}.png"
+        if path not in written and path.is_file():
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 def _num(x: float) -> str:

@@ -32,7 +32,9 @@ def in_sample(n: int, seeds: int = 5, test_fraction: float = 0.2) -> list[Fold]:
         raise InputError(f"test fraction {test_fraction} must be in (0, 1)")
     n_test = max(1, int(round(n * test_fraction)))
     if n - n_test < 1:
-        raise InputError(f"{n} prompts are too few to hold out {test_fraction:.0%} and keep a source set")
+        raise InputError(f"{n} prompt{'' if n == 1 else 's'} {'is' if n == 1 else 'are'} too few to hold out "
+                         f"{test_fraction:.0%} and keep a source set: the in-sample split needs at least 2 prompts "
+                         "(one held out, one to predict it from); evaluate data with more prompts")
     folds = []
     for seed in range(seeds):
         perm = np.random.default_rng(seed).permutation(n)
