@@ -289,7 +289,8 @@ def ingest(
         echo_json(summary.as_dict())
     else:
         s = summary
-        typer.echo(f"added {s.models} models, {s.prompts} prompts, {s.outcomes} outcomes from {s.sources} source(s); "
+        # a source is stored again whole: its outcome cells are stored, not added (as `taskspace index` and the worker say)
+        typer.echo(f"added {s.models} models, {s.prompts} prompts; {s.outcomes} outcomes stored from {s.sources} source(s); "
                    f"{s.skipped} unchanged source(s) skipped; {s.duplicates} repeated row(s) dropped; "
                    f"Hub metadata for {s.metadata} model(s)")
         for w in s.warnings:

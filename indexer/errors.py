@@ -139,6 +139,9 @@ class IndexerError(Exception):
 
     exit_code = 1
     item: str | None = None
+    #: True for an error no later pass of a running worker can get past (the database URL it read at its start, the
+    #: database's schema): the worker exits with it instead of failing every pass (:mod:`indexer.worker`)
+    permanent = False
 
 
 class ConfigError(IndexerError, ValueError):
@@ -236,6 +239,17 @@ class DatabaseURLError(ConfigError, StoreError):
     driver is not installed. A setting to fix (exit 2, as any configuration error; before, exit 3 as for a database
     that cannot be reached); still a StoreError to code that catches one (the store cannot be opened). A well-formed
     URL whose server does not answer is a StoreError (exit 3)."""
+
+    permanent = True
+
+
+class SchemaError(ConfigError, StoreError):
+    """The database has no taskspace tables (``taskspace db upgrade`` never run on it) or is at a schema this
+    taskspace cannot use (older: ``taskspace db upgrade``; newer: upgrade taskspace). Something to set up before
+    anything can run (exit 2, as any configuration error; before, exit 3 as for a database that cannot be reached, and
+    a worker failed every pass on it for as long as it ran); still a StoreError to code that catches one."""
+
+    permanent = True
 
 
 class IndexOutOfStepError(StoreError, DimensionError):

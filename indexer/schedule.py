@@ -66,6 +66,27 @@ def _zone(name: str, expr: str):
                           "CRON_TZ=Europe/Berlin or CRON_TZ=America/New_York (or leave CRON_TZ out for UTC)") from None
 
 
+_FIELDS = ("minute", "hour", "day", "month", "weekday")
+_NAMES = ({}, {}, {}, {m: i for i, m in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT",
+                                                  "NOV", "DEC"), 1)},
+          {d: i for i, d in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))})
+
+
+def _check_ranges(expr: str, fields: list[str]) -> None:
+    """A ConfigError naming the field of a range whose start is after its end (``5-1``, ``FRI-MON``), which cron
+    refuses and croniter took as a wrap-around (``5-1 * * * *`` ran at :31)."""
+    for name, names, field in zip(_FIELDS, _NAMES, fields):
+        for part in field.split(","):
+            lo, sep, hi = part.split("/")[0].partition("-")
+            if not sep:
+                continue
+            a, b = (names.get(x.upper(), int(x) if x.isdigit() else None) for x in (lo, hi))
+            if a is not None and b is not None and a > b:
+                raise ConfigError(f"cron expression {expr!r}: the {name} range {part.split('/')[0]!r}: its start is "
+                                  f"after its end; cron does not wrap a range around: write it in order, or as a list "
+                                  f"of two ranges (e.g. 22-23,0-2)")
+
+
 class Cron:
     """A cron expression (see the module docstring); ``next_after(t)`` is the first matching minute after ``t``
     (in UTC; matched in the ``CRON_TZ`` zone when one is given, else in UTC). A malformed expression, an unknown zone,
@@ -84,6 +105,8 @@ class Cron:
         elif len(text.split()) != 5:
             raise ConfigError(f"cron expression {expr!r} needs 5 fields: minute hour day-of-month month day-of-week "
                               f"(or a nickname such as @daily)")
+        if not text.startswith("@"):
+            _check_ranges(expr, text.split())
         if not croniter.is_valid(text):
             raise ConfigError(f"cron expression {expr!r} is not valid: each field takes numbers in its range "
                               "(minute 0-59, hour 0-23, day 1-31, month 1-12 or JAN-DEC, weekday 0-7 or SUN-SAT), "

@@ -13,6 +13,9 @@
   reached (DatabaseUnreachableError: refused, starting up), is run again after ``busy_retry_seconds`` (30 s), up to
   :data:`LOST_RETRIES` times in a row, then at the next scheduled time. A retry (this one, or one for the lock) never
   waits past the schedule's next pass: a schedule under 30 s retries at its own pace.
+  A pass that fails with an error no later pass can get past (``IndexerError.permanent``: a database without the
+  taskspace tables or at another schema, a database URL that names none) ends the worker with its code (2): the
+  operator must act and start it again. A bad ``sources.toml`` (read afresh by each pass) is retried as above.
   One failing source or model never stops a pass (it is recorded with the run and retried next time).
   Only KeyboardInterrupt / SystemExit (the second signal, an exit) end the worker.
 """
@@ -152,6 +155,10 @@ class Worker:
                 wait = self._retry_wait() if again else 0.0
                 sooner = " (the next scheduled pass)" if wait < self.busy_retry_seconds else ""
                 note = f" (the database {why}: retrying in {_seconds(wait)} s{sooner})" if again else None
+                if exc.permanent:  # the database's schema, its URL: no later pass can get past it, so say so and end
+                    log.error("pass failed: %s (no later pass can succeed until this is fixed: exiting with code %s)",
+                              one_line(str(exc)), exc.exit_code)
+                    return exc.exit_code
                 log.error("pass failed: %s%s", one_line(str(exc)), note or self._retry_note())
                 if again:
                     self._wait(wait)

@@ -1254,3 +1254,23 @@ def test_the_library_takes_a_pathlib_path_for_a_source_and_names_a_spec_that_is_
             with pytest.raises(InputError, match=f"^{param} must be a path") as err:
                 call(bad)
             assert err.value.item == param and type(bad).__name__ in str(err.value)
+
+
+def test_cli_ingest_says_the_outcomes_stored_not_added(tmp_path):
+    """`taskspace ingest` of a source that grew since it was stored stores it again whole, and says how many outcome
+    cells it stored, as `taskspace index` ("outcomes stored") and the worker ("N outcome(s) stored") say it. Before,
+    "added 2 models, 3 prompts, 9 outcomes" for a table of 6 outcomes grown by 3 rows: as if 9 had been added."""
+    from indexer.cli import app
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,what is {i}+{i}?\n" for i in range(3)))
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
+                                                                           for i in range(3) for j in range(2)))
+    runner = CliRunner()
+    first = runner.invoke(app, ["ingest", str(data), "--no-metadata"])
+    assert first.exit_code == 0 and "added 2 models, 3 prompts; 6 outcomes stored from 1 source(s)" in first.output, first.output
+    with open(data / "outcomes.csv", "a") as f:
+        f.write("m2,p0,1\nm2,p1,0\nm2,p2,1\n")
+    again = runner.invoke(app, ["ingest", str(data), "--no-metadata"])
+    assert again.exit_code == 0 and "added 1 models, 0 prompts; 9 outcomes stored from 1 source(s)" in again.output, again.output

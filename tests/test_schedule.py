@@ -180,3 +180,14 @@ def test_a_cron_expression_given_as_an_interval_says_to_give_it_as_cron(args, op
     assert res.returncode == 2 and len(lines) == 1, res.stderr
     assert lines[0].startswith(f"error: taskspace {args[0]}: Invalid value for {option}: "), lines
     assert "is a cron expression, not an interval" in lines[0] and f'--cron "{args[2]}"' in lines[0], lines
+
+
+@pytest.mark.parametrize("expr,field", [("5-1 * * * *", "minute"), ("0 22-2 * * *", "hour"), ("0 0 20-10 * *", "day"),
+                                        ("0 0 1 DEC-JAN *", "month"), ("0 0 * * FRI-MON", "weekday"),
+                                        ("0-30/5,50-40 * * * *", "minute")])
+def test_a_reversed_cron_range_is_a_config_error_naming_its_field(expr, field):
+    """A range whose start is after its end (`5-1`, `FRI-MON`) is refused, as cron refuses it, naming the field and
+    the range; before, croniter took it as a wrap-around (`--cron "5-1 * * * *"` ran at :31)."""
+    with pytest.raises(ConfigError, match=f"{field} range .* start is after its end"):
+        Cron(expr)
+    assert Cron("1-5 22-23 10-20 JAN-DEC MON-FRI").expr  # in order: taken

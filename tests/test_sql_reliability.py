@@ -131,6 +131,29 @@ def test_a_busy_lock_names_the_holding_process_on_every_database(store):
         p.wait(timeout=30)
 
 
+def test_a_busy_lock_names_the_command_holding_it(store):
+    """The second holder of a lock is told which command holds it (`taskspace worker`, `taskspace serve`, the CLI
+    command, or the program of a Python caller) beside its pid and host, on SQLite and PostgreSQL; before, only
+    "pid 32504 on vm", and the operator had to look the pid up to tell a worker's pass from an `index` run by hand."""
+    import socket
+
+    from indexer.errors import CLI, WORKER
+
+    token = CLI.set(WORKER)
+    try:
+        with store.lock("index"):
+            with pytest.raises(BusyError) as busy:
+                with store.lock("index"):
+                    pass
+    finally:
+        CLI.reset(token)
+    assert f"(pid {os.getpid()} on {socket.gethostname()}, taskspace worker" in str(busy.value), busy.value
+    with store.lock("index"):  # a Python caller: its program
+        with pytest.raises(BusyError, match=rf"pid {os.getpid()} on \S+, Python \("):
+            with store.lock("index"):
+                pass
+
+
 def test_an_opener_while_the_sqlite_lock_is_released_is_told_its_holder(tmp_path, monkeypatch):
     """A second opener of the SQLite lock at the moment its holder releases it (between the holder's last write to the
     lock file and its unlock: caught here inside the holder's flock(LOCK_UN)) is told who holds it, as at any other

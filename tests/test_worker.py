@@ -843,22 +843,45 @@ def test_max_passes_whose_last_pass_fails_with_a_bug_exits_1():
     assert Worker("1s", first, max_passes=1).serve() == 1  # the first pass
 
 
-def test_the_last_pass_of_max_passes_that_fails_does_not_promise_a_retry(tmp_path, caplog, monkeypatch):
-    """`--max-passes N` whose last pass fails as a whole (PostgreSQL without the taskspace tables): the worker logs
-    the failure and exits with its code, without "(retrying at the next scheduled time)"; before, the last line of
-    such a one-shot promised a retry that never came. A failing pass with passes to come still says it is retried."""
-    from indexer.pipeline import run_index
+def test_the_last_pass_of_max_passes_that_fails_does_not_promise_a_retry(caplog):
+    """`--max-passes N` whose last pass fails as a whole (the database lost): the worker logs the failure and exits
+    with its code, without "(retrying at the next scheduled time)"; before, the last line of such a one-shot promised
+    a retry that never came. A failing pass with passes to come still says it is retried."""
+    failing = _scripted_pass(StoreError("database went away"), StoreError("database went away"))
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        code = Worker("1s", failing, max_passes=2).serve()
+    failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
+    assert len(failures) == 2 and code == StoreError.exit_code, caplog.text
+    assert failures[0].endswith("(retrying at the next scheduled time)"), failures
+    assert "retrying" not in failures[1], failures
 
+
+def test_a_database_without_the_taskspace_tables_ends_the_worker(tmp_path, caplog, monkeypatch):
+    """A worker on a database without the taskspace tables (a PostgreSQL database never upgraded), or at a schema
+    another taskspace made, or a URL that names no database: no later pass can succeed until the operator acts, so
+    the first pass logs why and what to do, and the worker exits 2 (a configuration error), as a service manager
+    shows. Before, it failed every pass with "run `taskspace db upgrade` first" and ran on forever. A bad
+    sources.toml, which each pass reads afresh, is still retried at the next pass."""
     import sqlite3
+
+    from indexer.errors import ConfigError
+    from indexer.pipeline import run_index
 
     sqlite3.connect(tmp_path / "empty.db").close()  # a database without the taskspace tables, as an un-upgraded one
     monkeypatch.setenv("TASKSPACE_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
     with caplog.at_level("INFO", logger="indexer.worker"):
-        code = Worker("1s", lambda stop: run_index(stop=stop), max_passes=2).serve()
+        w = Worker("1s", lambda stop: run_index(stop=stop), max_passes=3)
+        code = w.serve()
     failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
-    assert len(failures) == 2 and code == StoreError.exit_code, caplog.text
-    assert failures[0].endswith("(retrying at the next scheduled time)"), failures
-    assert "retrying" not in failures[1] and "db upgrade" in failures[1], failures
+    assert code == 2 and w.passes == 1 and len(failures) == 1, caplog.text
+    assert "db upgrade" in failures[0] and "exiting" in failures[0] and "retrying" not in failures[0], failures
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", "nosuchdriver://x")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        assert Worker("1s", lambda stop: run_index(stop=stop), max_passes=3).serve() == 2
+    monkeypatch.delenv("TASKSPACE_DATABASE_URL")
+    w = Worker("1s", _scripted_pass(ConfigError("sources.toml: not valid TOML"), "ok"), max_passes=2)
+    assert w.serve() == 0 and w.passes == 2  # fixed between passes: the next one runs
 
 
 def test_the_worker_says_which_runs_it_marked_killed(caplog):

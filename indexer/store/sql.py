@@ -138,7 +138,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..errors import BusyError, ConnectionLostError, InputError, StoreError, file_size_limit_note
+from ..errors import BusyError, ConnectionLostError, InputError, SchemaError, StoreError, file_size_limit_note
 from . import sql_lock
 from . import sql_migrate as migrate
 from .sql_derived import DerivedMixin
@@ -249,10 +249,10 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             return
         where = migrate.safe_url(self.url)
         if cur is None:
-            raise StoreError(f"the database at {where} has no taskspace tables; run `taskspace db upgrade` first")
+            raise SchemaError(f"the database at {where} has no taskspace tables; run `taskspace db upgrade` first")
         if cur not in migrate.known_revisions():
-            raise StoreError(f"the database at {where} is at schema {cur}, newer than this taskspace (head {head}); upgrade taskspace")
-        raise StoreError(f"the database at {where} is at schema {cur}, this taskspace needs {head}; run `taskspace db upgrade`")
+            raise SchemaError(f"the database at {where} is at schema {cur}, newer than this taskspace (head {head}); upgrade taskspace")
+        raise SchemaError(f"the database at {where} is at schema {cur}, this taskspace needs {head}; run `taskspace db upgrade`")
 
     def check_file(self) -> None:
         """A StoreError (exit 3) naming the file when this SQLite store's file is no longer the one it opened:
