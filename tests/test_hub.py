@@ -1047,7 +1047,8 @@ def test_publish_checks_the_token_before_it_reads_the_records(hub_server, tasksp
     with pytest.raises(GatedRepoError, match="token is read-only and cannot publish to tester/recs"):
         publish("tester/recs")
     hub_server.tokens = {"hf_read_1": "write"}
-    with pytest.raises(NotFoundError, match="nothing to publish"):  # a token that can write: then the records
+    # a token that can write: then the records are read (here a home never indexed: the does-not-exist error)
+    with pytest.raises(NotFoundError, match="does not exist: nothing is indexed"):
         publish("tester/recs")
     assert not (hub_server.root / "datasets" / "tester" / "recs").exists()
 

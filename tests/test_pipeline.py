@@ -1177,7 +1177,7 @@ def test_taskspace_index_beside_a_server_holding_the_embedded_index_refuses_befo
         from indexer.store.vectors import VectorStore
         path = sys.argv[1]
         sys.argv = ["/usr/bin/taskspace", "serve", "--port", "9"]
-        vs = VectorStore(path=path)
+        vs = VectorStore(path=path, create=True)  # as the server's VectorStore.from_settings(): locked at open
         print("ready", flush=True)
         time.sleep(60)
     """), str(settings.qdrant_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
