@@ -214,3 +214,37 @@ def test_the_formats_md_examples_ingest_as_shown(taskspace_home, tmp_path):
         assert "added 2 models, 3 prompts; 6 outcomes stored from 1 source(s)" in section
     finally:
         store.close()
+
+
+def test_serving_md_names_every_route_answer_schema_body_field_parameter_and_limit_of_the_server(monkeypatch, tmp_path):
+    """docs/SERVING.md against the app `taskspace serve` runs (its /openapi.json, built without opening a store): every
+    route is a row of "Routes" and every row a route; the /openapi.json row names each route's answer schema; the
+    `POST /v1/find` row each body field (`"k"`) and the `GET /v1/models` row each query parameter; "Limits" each of
+    `indexer.serve.LIMITS` with its value. Before, the page's files (`GET /static/{name}`) were in no row and the
+    /openapi.json row named five answer schemas of six (not `SpaceList`, `GET /v1/spaces`')."""
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
+    from indexer.serve import LIMITS, create_app
+
+    app = create_app()
+    spec = app.openapi()
+    doc = (ROOT / "docs" / "SERVING.md").read_text(encoding="utf-8")
+    routes = doc[doc.index("## Routes"):doc.index("## Errors")]
+    rows = dict((f"{m} {p}", text)
+                for m, p, text in re.findall(r"^\| `(GET|POST) (/[^`]*)` \| (.*) \|$", routes, re.M))
+    served = {f"{m} {r.path.replace('{model_id:path}', '{id}').replace('{model_id}', '{id}')}"
+              for r in app.routes for m in getattr(r, "methods", ()) if m != "HEAD"}
+    assert sorted(served - set(rows)) == [], "routes SERVING.md does not list"
+    assert sorted(set(rows) - served) == [], "rows of SERVING.md that are no route"
+    for path, ops in spec["paths"].items():
+        for op in ops.values():
+            ref = op["responses"]["200"]["content"]["application/json"]["schema"].get("$ref", "")
+            if ref:
+                assert f"`{ref.rsplit('/', 1)[1]}`" in rows["GET /openapi.json"], (path, ref)
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert len(body) >= 10
+    assert [f for f in body if f'"{f}"' not in rows["POST /v1/find"]] == []
+    params = [p["name"] for p in spec["paths"]["/v1/models"]["get"]["parameters"]]
+    assert len(params) >= 10 and [p for p in params if not re.search(rf"[`?&]{p}[`=]", rows["GET /v1/models"])] == []
+    limits = doc[doc.index("## Limits"):doc.index("## The search page")]
+    for name, value in LIMITS.items():
+        assert re.search(rf"^\| `{name}`[^|]*\| {value:,}\b", limits, re.M), (name, value)
