@@ -157,6 +157,30 @@ def test_every_setting_is_documented():
     assert used - set(ENV_VARS) == set()
 
 
+def test_every_variable_the_package_reads_is_documented_and_every_documented_setting_is_read():
+    """Both ways: each environment variable a module of `indexer/` reads by name (`os.environ.get("X")`,
+    `os.environ["X"]`, a `TASKSPACE_*` name anywhere in its code) is in docs/CONFIGURATION.md, and each `TASKSPACE_*`
+    variable the table lists is read somewhere (the package, the tests, scripts/, .ci/run, the Makefile), not a stale
+    row. Before, `HUGGING_FACE_HUB_TOKEN`, which the Hub client and the server's masking read beside `HF_TOKEN`, was
+    in no row."""
+    doc = (ROOT / "docs" / "CONFIGURATION.md").read_text()
+    code = {f: f.read_text() for f in (ROOT / "indexer").rglob("*.py")}
+    read = {v for text in code.values()
+            for v in re.findall(r"""(?:environ(?:\.get)?[\[(]|getenv\()\s*["']([A-Z][A-Z0-9_]+)["']""", text)}
+    read |= {v for text in code.values() for v in re.findall(r"\b(TASKSPACE_[A-Z][A-Z_]*[A-Z])\b", text)}
+    read -= {"PYTHONPATH"}  # passed on to a child process, not a setting
+    assert len(read) > 15
+    assert sorted(v for v in read if f"`{v}`" not in doc and v not in doc) == []
+    config = (ROOT / "indexer" / "config.py").read_text()
+    table = config[config.index("ENV_VARS: dict"):config.index("\n}\n")]  # the rows themselves
+    elsewhere = " ".join([*(t for f, t in code.items() if f.name != "config.py"),
+                          config.replace(table, ""),
+                          *(f.read_text() for f in [*(ROOT / "tests").glob("*.py"), *(ROOT / "scripts").glob("*.py"),
+                                                    ROOT / ".ci" / "run", ROOT / "Makefile"]
+                            if f.name != "test_config.py")])
+    assert sorted(v for v in ENV_VARS if v.startswith("TASKSPACE_") and v not in elsewhere) == []
+
+
 def test_error_tree():
     for cls in [getattr(errors, n) for n in dir(errors) if n.endswith("Error") and n != "IndexerError"]:
         assert issubclass(cls, IndexerError)
