@@ -248,3 +248,25 @@ def test_serving_md_names_every_route_answer_schema_body_field_parameter_and_lim
     limits = doc[doc.index("## Limits"):doc.index("## The search page")]
     for name, value in LIMITS.items():
         assert re.search(rf"^\| `{name}`[^|]*\| {value:,}\b", limits, re.M), (name, value)
+
+
+def test_each_doc_says_whom_it_is_for_and_where_to_go_next_and_the_readme_maps_them():
+    """A reader who lands on a page learns at its top whether it is theirs and where to read on: each docs/*.md has,
+    right under its title, a `**For**` line naming its readers with links to the pages to read next (each link a file
+    that exists), and the README's "Documentation" section links every page with whom it is for. Before, no page said
+    whom it was for, and the README linked some pages from its prose alone (TESTING.md from one sentence)."""
+    docs = sorted((ROOT / "docs").glob("*.md"))
+    assert len(docs) >= 9
+    for doc in docs:
+        lines = doc.read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("# ") and lines[1] == "", doc.name
+        line = lines[2]
+        assert line.startswith("**For**"), (doc.name, line)
+        links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", line)
+        assert any(link != doc.name for link in links), (doc.name, "links no page to read next")
+        assert [link for link in links if not (doc.parent / link).resolve().is_file()] == [], doc.name
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "\n## Documentation\n" in readme
+    section = readme.split("\n## Documentation\n", 1)[1].split("\n## ", 1)[0]
+    for doc in docs:
+        assert f"](docs/{doc.name})" in section, doc.name
