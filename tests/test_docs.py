@@ -270,3 +270,23 @@ def test_each_doc_says_whom_it_is_for_and_where_to_go_next_and_the_readme_maps_t
     section = readme.split("\n## Documentation\n", 1)[1].split("\n## ", 1)[0]
     for doc in docs:
         assert f"](docs/{doc.name})" in section, doc.name
+
+
+def test_the_readme_names_every_field_of_the_search_answer_as_openapi_declares_it(monkeypatch, tmp_path):
+    """README "Finding models" explains `taskspace search --json` (= `POST /v1/find`, `result.to_dict()`): every field
+    /openapi.json declares for that answer, its query, space, results and their metadata, coverage and evidence, is
+    named there as `field`, so a field added to the answer without a word for its reader fails here."""
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
+    from indexer.serve import create_app
+
+    schemas = create_app().openapi()["components"]["schemas"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Finding models\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`(\w+)`", section)) | set(re.findall(r'"(\w+)"', section))
+    missing = {}
+    for name in ("FindAnswer", "Query", "SpaceInfo", "Result", "Metadata", "Coverage", "Evidence", "EvidencePrompt",
+                 "Observed", "MeasuredNear"):
+        props = schemas[name]["properties"]
+        assert props, name
+        missing.update({f"{name}.{p}": 1 for p in props if p not in named})
+    assert sorted(missing) == []
