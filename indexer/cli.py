@@ -29,7 +29,7 @@ app = typer.Typer(
          "Exit codes: 0 done; 1 input (a bad file or row, an unknown model or benchmark, a Hub repo that does not "
          "exist; some input rejected, the rest kept); 2 usage or configuration; 3 storage (database, index); 4 Hugging Face Hub; 5 encoder; 6 busy "
          "(another process holds the index); 130 interrupted, 141 output closed (its reader stopped: `| head`), "
-         "143 terminated.",
+         "143 terminated (SIGTERM), 129 hung up (SIGHUP: its terminal closed).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -332,7 +332,7 @@ def test_the_top_help_lists_the_exit_codes_as_the_errors_have_them():
                       (errors.StoreError, "storage"), (errors.HubError, "Hugging Face Hub"),
                       (errors.EncoderError, "encoder"), (errors.BusyError, "busy")):
         assert codes[cls.exit_code].startswith(word), (cls, codes)
-    assert codes[143] == "terminated."
+    assert codes[143] == "terminated (SIGTERM)" and codes[129].startswith("hung up (SIGHUP")
 
 
 def _single_valued_options():

@@ -290,3 +290,25 @@ def test_the_readme_names_every_field_of_the_search_answer_as_openapi_declares_i
         assert props, name
         missing.update({f"{name}.{p}": 1 for p in props if p not in named})
     assert sorted(missing) == []
+
+
+def test_taskspace_help_lists_every_exit_code_the_readme_gives():
+    """`taskspace --help` ends with the exit codes; each one the README gives (by kind 1 to 6, an interrupt's 130, 143
+    and 129, a closed output's 141) is there. Before, the help left out 129, the exit of a command whose terminal
+    closed (SIGHUP), which the README and the CLI's handler give."""
+    import typer.main
+
+    from indexer.cli import app
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    said = re.search(r"exit with a code by kind: (.*?); with `--json`", readme).group(1)
+    kinds = dict((int(n), k) for n, k in re.findall(r"(\d) (\w+)", said))
+    assert sorted(kinds) == [1, 2, 3, 4, 5, 6]
+    signals = [int(n) for n in re.search(r"an interrupt \(([\d, ]+)\)", readme).group(1).split(", ")]
+    assert sorted(signals) == [129, 130, 143] and "exit 141" in readme
+    help_text = typer.main.get_command(app).help
+    codes = help_text[help_text.index("Exit codes:"):]
+    for n, kind in kinds.items():
+        assert re.search(rf"\b{n} [^;]*{kind[:4]}", codes, re.I), (n, kind, codes)
+    for n in (*signals, 141):
+        assert re.search(rf"\b{n}\b", codes), (n, codes)
