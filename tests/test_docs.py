@@ -312,3 +312,30 @@ def test_taskspace_help_lists_every_exit_code_the_readme_gives():
         assert re.search(rf"\b{n} [^;]*{kind[:4]}", codes, re.I), (n, kind, codes)
     for n in (*signals, 141):
         assert re.search(rf"\b{n}\b", codes), (n, codes)
+
+
+def test_every_dotted_indexer_name_the_docs_give_exists(monkeypatch, tmp_path):
+    """Every `indexer.module.NAME` the README and docs/*.md name (a module, a function, a class, a constant) imports
+    and resolves, so a rename in the code without the docs fails here. Before, docs/BENCHMARKS.md named
+    `indexer.browse._coverage_scores`, renamed `_coverage_rows` by the commit that section measured."""
+    import importlib
+
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
+    missing = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for name in sorted(set(re.findall(r"\bindexer(?:\.[A-Za-z_]\w*)+", doc.read_text(encoding="utf-8")))):
+            if name.endswith(".NAME"):  # a placeholder: `indexer.NAME` for each name of `indexer.__all__`
+                continue
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                    break
+                except ImportError:
+                    continue
+            for attr in parts[i:]:
+                if not hasattr(obj, attr):
+                    missing.append(f"{doc.name}: {name}")
+                    break
+                obj = getattr(obj, attr)
+    assert missing == []
