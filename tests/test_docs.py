@@ -221,7 +221,9 @@ def test_serving_md_names_every_route_answer_schema_body_field_parameter_and_lim
     route is a row of "Routes" and every row a route; the /openapi.json row names each route's answer schema; the
     `POST /v1/find` row each body field (`"k"`) and the `GET /v1/models` row each query parameter; "Limits" each of
     `indexer.serve.LIMITS` with its value. Before, the page's files (`GET /static/{name}`) were in no row and the
-    /openapi.json row named five answer schemas of six (not `SpaceList`, `GET /v1/spaces`')."""
+    /openapi.json row named five answer schemas of six (not `SpaceList`, `GET /v1/spaces`'); and the fields of each answer
+    of `GET /v1/models/{id}`, `/v1/spaces`, `/v1/benchmarks` and `/v1/models` are named in its row (before, the model
+    page's were not: `indexed`, `strengths` and each strength's fields were in no doc)."""
     monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
     from indexer.serve import LIMITS, create_app
 
@@ -245,6 +247,11 @@ def test_serving_md_names_every_route_answer_schema_body_field_parameter_and_lim
     assert [f for f in body if f'"{f}"' not in rows["POST /v1/find"]] == []
     params = [p["name"] for p in spec["paths"]["/v1/models"]["get"]["parameters"]]
     assert len(params) >= 10 and [p for p in params if not re.search(rf"[`?&]{p}[`=]", rows["GET /v1/models"])] == []
+    schemas = spec["components"]["schemas"]
+    for route, names in (("GET /v1/models/{id}", ("ModelDetail", "Strength")), ("GET /v1/spaces", ("SpaceList", "Space")),
+                         ("GET /v1/benchmarks", ("BenchmarkList", "Benchmark")), ("GET /v1/models", ("ModelPage",))):
+        for name in names:
+            assert [f for f in schemas[name]["properties"] if f'"{f}"' not in rows[route]] == [], (route, name)
     limits = doc[doc.index("## Limits"):doc.index("## The search page")]
     for name, value in LIMITS.items():
         assert re.search(rf"^\| `{name}`[^|]*\| {value:,}\b", limits, re.M), (name, value)
