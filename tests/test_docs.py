@@ -404,3 +404,20 @@ def test_every_option_a_taskspace_command_in_the_docs_is_given_is_an_option_of_t
                     if m.group(1) not in real and (span.strip(), m.group(1)) not in aside:
                         wrong.append(f"{doc.name}: {span.strip()[:80]} ({m.group(1)})")
     assert checked > 200 and sorted(set(wrong)) == []
+
+
+def test_every_error_class_the_docs_name_exists():
+    """Each `...Error` the README and docs/*.md name is a class of `indexer/` (its error tree, `indexer/hub.py`'s), a
+    Python builtin, or one of the libraries' the docs quote (SQLAlchemy's, pyarrow's, rich's, httpx's, ...), so an
+    error class renamed or removed without the docs fails here."""
+    import builtins
+
+    libraries = {"OperationalError", "ProgrammingError", "IntegrityError", "DatabaseError", "ArrowNotImplementedError",
+                 "MarkupError", "LocalProtocolError", "JSONDecodeError", "HTTPValidationError", "CommandError",
+                 "CalledProcessError"}
+    ours = {m for f in (ROOT / "indexer").rglob("*.py")
+            for m in re.findall(r"^\s*class (\w+Error)\b", f.read_text(encoding="utf-8"), re.M)}
+    assert {"IndexerError", "InputError", "NotFoundError", "StoreError", "BusyError", "HubOutOfTimeError"} <= ours
+    named = {e for doc in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+             for e in re.findall(r"\b([A-Z][A-Za-z]+Error)\b", doc.read_text(encoding="utf-8"))}
+    assert sorted(e for e in named if e not in ours and e not in libraries and not hasattr(builtins, e)) == []
