@@ -591,7 +591,7 @@ def check(
     space: Optional[str] = typer.Option(None, "--space", help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
-    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra.
+    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, or when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results).
 
     Examples:
 

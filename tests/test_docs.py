@@ -421,3 +421,21 @@ def test_every_error_class_the_docs_name_exists():
     named = {e for doc in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
              for e in re.findall(r"\b([A-Z][A-Za-z]+Error)\b", doc.read_text(encoding="utf-8"))}
     assert sorted(e for e in named if e not in ours and e not in libraries and not hasattr(builtins, e)) == []
+
+
+def test_check_help_names_every_drift_the_readme_says_exits_1():
+    """README: `taskspace check` exits 1 on missing, stale or extra points and, in the configured space, on models a
+    pass would solve (results ingested since their vector was solved) or remove (left without results). Its `--help`
+    (and the command list of `taskspace --help`) says the same. Before, the help named the points alone, so `check`
+    exiting 1 after a `taskspace ingest`, every point in place, read as a bug."""
+    import typer.main
+
+    from indexer.cli import app
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    row = re.search(r"\| `taskspace check \[--space NAME\] \[--json\]` \| (.*?) \|", readme).group(1)
+    assert "missing, stale, extra points" in row and "exit 1 when there is any" in row
+    assert "that `taskspace index` would solve" in row and "models left without results" in row
+    said = " ".join(typer.main.get_command(app).commands["check"].help.split("Examples:")[0].split())
+    for words in ("missing, stale or extra", "exit 1", "taskspace index", "without results"):
+        assert words in said, (words, said)
