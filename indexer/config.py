@@ -32,7 +32,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                              "question and its options a prompt) drops every component of every model: `taskspace index` "
                              "refuses it, naming the bound."),
     "TASKSPACE_METHOD": ("auto-mc", "Solver method: `auto-mc` (`auto-mean` with multiple-choice prompts embedded as their question and their answer options apart plus four option covariates; on prompts without an option block it is `auto-mean`; a query without options takes the options of the 50 most similar indexed questions; a model is never extrapolated to an answer format it was not measured on; indexer/represent.py, docs/RESULTS.md), `auto-mean` (`auto` with every model shrunk toward the models' mean normal, which is stored with the space and re-estimated when the models added, changed or removed since reach a quarter of those it was estimated from; below 5 models it is `auto`), `auto` (centred, per-model intercept, lambda chosen per model by generalised cross-validation), `auto-text` (`auto` plus two unpenalised prompt-length covariates, indexer/features.py; better on held-out benchmark prompts, unreliable for queries much shorter than the indexed prompts) or `paper` (the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS)."),
-    "TASKSPACE_LOG_LEVEL": ("(unset: WARNING; worker and serve INFO)", "Log level (DEBUG, INFO, WARNING, ERROR). Unset, CLI commands log at WARNING (`-v`: INFO) and `taskspace worker` / `serve` at INFO."),
+    "TASKSPACE_LOG_LEVEL": ("(unset: WARNING; worker and serve INFO)", "Log level (DEBUG, INFO, WARNING, ERROR, CRITICAL). Unset, CLI commands log at WARNING (`-v`: INFO) and `taskspace worker` / `serve` at INFO."),
     "TASKSPACE_TEST_POSTGRES_URL": ("postgresql+psycopg://postgres@127.0.0.1:5432/test", "Tests only: the PostgreSQL the SQL tests use (each test in its own schema)."),
     "TASKSPACE_REQUIRE_POSTGRES": ("(unset)", "Tests only: 1 makes the PostgreSQL tests fail instead of skip when the server is unreachable (.ci/run sets it)."),
     "TASKSPACE_REQUIRE_SHARED": ("(unset)", "Tests only: 1 makes the real-dataset tests fail instead of skip when ../shared/data is missing (.ci/run sets it)."),
@@ -198,7 +198,7 @@ class Settings:
         eps = check_penalty("TASKSPACE_EPS", _float("TASKSPACE_EPS", 0.0), "=")
         level = (os.environ.get("TASKSPACE_LOG_LEVEL") or "INFO").upper()
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-            raise ConfigError(f"TASKSPACE_LOG_LEVEL={level!r}: use DEBUG, INFO, WARNING or ERROR")
+            raise ConfigError(f"TASKSPACE_LOG_LEVEL={level!r}: use DEBUG, INFO, WARNING, ERROR or CRITICAL")
         cache = os.environ.get("TASKSPACE_CACHE_DIR")
         from .space import METHODS  # the method registry (a light import: no numpy)
 

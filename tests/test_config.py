@@ -50,7 +50,7 @@ def test_settings_follow_a_change_of_the_environment_without_a_reset(monkeypatch
         ("TASKSPACE_LAMBDA", "1e308", "at most 1e\\+12"),
         ("TASKSPACE_EPS", "1e13", "at most 1e\\+12"),
         ("TASKSPACE_BATCH_SIZE", "0", "must be at least 1"),
-        ("TASKSPACE_LOG_LEVEL", "LOUD", "use DEBUG, INFO"),
+        ("TASKSPACE_LOG_LEVEL", "LOUD", "use DEBUG, INFO, WARNING, ERROR or CRITICAL"),
     ],
 )
 def test_bad_settings_name_the_variable(monkeypatch, name, value, match):
@@ -58,6 +58,17 @@ def test_bad_settings_name_the_variable(monkeypatch, name, value, match):
     reset_settings()
     with pytest.raises(ConfigError, match=match):
         get_settings()
+
+
+def test_every_log_level_the_setting_accepts_is_one_its_row_and_error_name(monkeypatch):
+    """TASKSPACE_LOG_LEVEL=critical is accepted (logging's fifth level), so its row in docs/CONFIGURATION.md and the
+    error for a bad value name it; before, both listed four levels and the fifth worked unmentioned."""
+    from indexer.config import ENV_VARS
+
+    monkeypatch.setenv("TASKSPACE_LOG_LEVEL", "critical")
+    reset_settings()
+    get_settings()
+    assert "ERROR, CRITICAL)" in ENV_VARS["TASKSPACE_LOG_LEVEL"][1]
 
 
 @pytest.mark.parametrize("name", ["TASKSPACE_LAMBDA", "TASKSPACE_EPS"])
