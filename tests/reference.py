@@ -125,7 +125,6 @@ def mc_score(fit: Fit, Xq, Xo, T, m, is_mc_rows) -> np.ndarray:
     d = Xq.shape[1]
     eq, eo = fit.e[:d], fit.e[d:]
     mc_seen = bool(is_mc_rows[fit.observed].any())
-    free_seen = bool((~is_mc_rows[fit.observed]).any())
     Xq, Xo, T, m = (np.asarray(v, dtype=np.float64) for v in (Xq, Xo, T, m))
     score = Xq @ eq + fit.a
     if mc_seen:

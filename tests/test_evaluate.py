@@ -574,7 +574,6 @@ def test_platt_calibrated_contestants_give_cross_fitted_probabilities():
 def test_default_contestant_is_the_products_index_form_and_calibration():
     """The default scores with the stored model vectors (represent.index_vectors) on the index rows and its
     probabilities are the space's calibration as `taskspace index` fits it (pipeline._fit_calibration)."""
-    from indexer import represent
     from indexer.pipeline import _fit_calibration
     from indexer.solver import HyperplaneSolver
     from indexer.space import configured
@@ -2246,9 +2245,6 @@ def test_data_mostly_rejected_is_refused_not_evaluated(tmp_path):
     printed a full result table from the few 0/1 cells left (exit 1, a warning), numbers a reader may copy. When more
     input was rejected than outcome rows were read, evaluate refuses, naming the file, a rejected row with its value
     and column, and what to do; a little rejected data is still evaluated (the exit-1 test above)."""
-    from typer.testing import CliRunner
-
-    from indexer.cli import app
     from indexer.evaluate import load_matrix
 
     folder = tmp_path / "graded"

@@ -628,7 +628,6 @@ def test_a_renamed_or_other_case_model_id_becomes_one_model_under_its_current_hu
     gives it now, with the outcomes of every name (two names of one source's benchmark merged into one block, their
     one shared prompt agreeing) and the old names as aliases. Before, each name was a model of its own: the old id's
     row took the new repo's metadata, and `search` listed one model two or three times."""
-    from indexer.browse import model_detail
     from indexer.find import _resolve_models
     from indexer.ingest import ingest
 

@@ -3,7 +3,6 @@ a `hub-org:` listing busy with retries stacked on retries. Against tests/hubserv
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

@@ -152,7 +152,7 @@ def test_coverage_shares_and_the_folded_query_with_the_uncovered_weight():
     want = cal.a + cal.level * level + 0.4 * (raw - level - U) + cal.shared * U
     np.testing.assert_allclose(cal.a + off0 + V @ q0, want, atol=1e-12)
     pred = posterior.Predictor(spec, cal, lambda keys: {}, prior=solver.prior_)
-    q1 = pred.fold(row)
+    pred.fold(row)
     qu, shift = pred.fold_uncovered(row)
     np.testing.assert_allclose(pred.probability(V @ qu + shift), 1 / (1 + np.exp(-want)), atol=1e-6)
     assert pred.coverage_aware and pred.offset == pytest.approx(cal.fold(row, solver.prior_)[1])

@@ -360,7 +360,7 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
     query._WARNED_ENCODER.clear()
     with _as_the_cli(), caplog.at_level(logging.WARNING, logger="indexer.query"):
         assert _space(store).id == newest.id
-    assert f"(org/enc-b@1); --space NAME picks another" in caplog.text, caplog.text
+    assert "(org/enc-b@1); --space NAME picks another" in caplog.text, caplog.text
     caplog.clear()
     mine = store.get_or_create_space(encoder.id, 11, 1.0, 0.0, method="auto", params={})
     with caplog.at_level(logging.WARNING, logger="indexer.query"):

@@ -537,7 +537,7 @@ def test_a_statement_the_servers_timeout_cancelled_names_the_setting(pg_url, set
     message = str(info.value)
     words = "statement timeout" if setting == "statement_timeout" else "lock timeout"
     assert f"canceling statement due to {words}" in message and "nothing of it was saved" in message, message
-    assert f"the server's {setting}" in message and f"ALTER ROLE" in message and f"-c{setting}=" in message, message
+    assert f"the server's {setting}" in message and "ALTER ROLE" in message and f"-c{setting}=" in message, message
 
 
 @pytest.mark.postgres
@@ -614,7 +614,7 @@ def test_a_user_that_may_only_read_is_told_which_grant_an_indexing_pass_needs(pg
         _schema_ddl(pg_url, f'drop owned by "{role}"; drop role if exists "{role}"')
     message = str(info.value)
     assert "permission denied for table runs" in message and "nothing of it was saved" in message, message
-    assert f'user "{role}" may read' in message and f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA" in message, message
+    assert f'user "{role}" may read' in message and "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA" in message, message
     assert "USAGE ON ALL SEQUENCES" in message, message
 
 

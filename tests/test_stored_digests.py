@@ -5,7 +5,6 @@ decisions taken from them (stale, orphan, name to merge) must be those the full 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from indexer.records import Outcome, SourceBatch, SourceInfo
 from indexer.store.sql import ModelVector, SpacePrior

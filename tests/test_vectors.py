@@ -880,7 +880,7 @@ def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path, m
         finally:
             holder.kill()
             holder.wait()
-    with VectorStore(path=path) as vs:  # the kernel released the lock with the process; this one now holds it
+    with VectorStore(path=path):  # the kernel released the lock with the process; this one now holds it
         assert (path / ".taskspace.lock").read_text().split(" ", 1)[0] == str(os.getpid())
 
 
