@@ -637,7 +637,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
                 + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
                    if len(noauc) < len(results) else "AUC has no value (shown as -)"))
-    warnings += _graded(m)
+    warnings += _graded_outcomes_warning(m)
     warnings += _one_cluster(folds, extra)
     warnings += _benchmarks_unseen(folds, m.benchmarks, extra)
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
@@ -800,11 +800,11 @@ def _largest_singular(X: np.ndarray) -> float:
     return float(np.sqrt(max(np.linalg.eigvalsh(X.T @ X)[-1], 0.0)))
 
 
-def _graded(m: OutcomeMatrix) -> list[str]:
+def _graded_outcomes_warning(m: OutcomeMatrix) -> list[str]:
     """A warning when some observed outcomes are graded (between 0 and 1, not an average over copies of a prompt
     text, which reading the data warns of): what the metrics make of them (docs/RESULTS.md, "Graded outcomes count
-    fractionally"). Before, a table of graded outcomes read as one of successes and failures without a word, and
-    the oracle's sel recall below 1 (the mean of its best outcomes) looked like a fault of the oracle."""
+    fractionally"), so that a table of graded outcomes is not taken for one of successes and failures, nor the
+    oracle's sel recall below 1 (the mean of its best outcomes) for a fault of the oracle."""
     single = np.ones(len(m.texts), dtype=bool) if m.copies is None else np.asarray(m.copies) <= 1
     seen = m.scores[:, single][m.observed[:, single]]
     n = int(((seen > 0) & (seen < 1)).sum())
