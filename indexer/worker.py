@@ -15,7 +15,8 @@
   waits past the schedule's next pass: a schedule under 30 s retries at its own pace.
   A pass that fails with an error no later pass can get past (``IndexerError.permanent``: a database without the
   taskspace tables or at another schema, a database URL that names none) ends the worker with its code (2): the
-  operator must act and start it again. A bad ``sources.toml`` (read afresh by each pass) is retried as above.
+  operator must act and start it again (``taskspace serve``'s in-process worker: its thread ends and the server keeps
+  serving its last index, as its log line says). A bad ``sources.toml`` (read afresh by each pass) is retried as above.
   One failing source or model never stops a pass (it is recorded with the run and retried next time).
   Only KeyboardInterrupt / SystemExit (the second signal, an exit) end the worker.
 """
@@ -29,7 +30,8 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line, one_line
+from .errors import (CLI, SERVE, BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line,
+                     one_line)
 from .pipeline import truncated_note, unconfigured_note
 from .schedule import next_run
 
@@ -156,8 +158,11 @@ class Worker:
                 sooner = " (the next scheduled pass)" if wait < self.busy_retry_seconds else ""
                 note = f" (the database {why}: retrying in {_seconds(wait)} s{sooner})" if again else None
                 if exc.permanent:  # the database's schema, its URL: no later pass can get past it, so say so and end
-                    log.error("pass failed: %s (no later pass can succeed until this is fixed: exiting with code %s)",
-                              one_line(str(exc)), exc.exit_code)
+                    # `taskspace serve`'s worker ends its thread alone: the server goes on answering from its index
+                    end = ("the server's indexing worker stops; the server keeps serving its last index: restart it "
+                           "once this is fixed" if CLI.get() == SERVE else f"exiting with code {exc.exit_code}")
+                    log.error("pass failed: %s (no later pass can succeed until this is fixed: %s)", one_line(str(exc)),
+                              end)
                     return exc.exit_code
                 log.error("pass failed: %s%s", one_line(str(exc)), note or self._retry_note())
                 if again:
