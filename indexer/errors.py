@@ -170,8 +170,8 @@ def running_command(*, subcommands: bool = True) -> str:
 class IndexerError(Exception):
     """Root of every taskspace error. ``item``: the argument (or item) at fault, as a caller named it (``k``,
     ``filters.licenses``, ``models[0]``, ``space``), the HTTP layer's ``field``; None where none is (an empty index, a
-    store that cannot be used). Every error has it (before, only those made with one: ``exc.item`` of the empty index's
-    NotFoundError was an AttributeError, though the README says None)."""
+    store that cannot be used). Every error has it (a class attribute, None unless the error was made with one), so
+    ``exc.item`` of any IndexerError can be read, as the README says."""
 
     exit_code = 1
     item: str | None = None
@@ -282,8 +282,8 @@ class DatabaseURLError(ConfigError, StoreError):
 class SchemaError(ConfigError, StoreError):
     """The database has no taskspace tables (``taskspace db upgrade`` never run on it) or is at a schema this
     taskspace cannot use (older: ``taskspace db upgrade``; newer: upgrade taskspace). Something to set up before
-    anything can run (exit 2, as any configuration error; before, exit 3 as for a database that cannot be reached, and
-    a worker failed every pass on it for as long as it ran); still a StoreError to code that catches one."""
+    anything can run (exit 2, as any configuration error, not 3 as for a database that cannot be reached for now; a
+    worker ends on it, ``permanent``); still a StoreError to code that catches one."""
 
     permanent = True
 

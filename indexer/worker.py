@@ -109,7 +109,7 @@ class Worker:
         # (the holder's message, since when, who) while another pass (or a server) holds the lock
         waiting: tuple[str, float, str] | None = None
         while not self.stop.is_set():
-            started = time.monotonic()  # the end of a wait for the lock (before: counted to the end of the pass)
+            started = time.monotonic()  # the end of a wait for the lock: the pass's own time is not waiting
             try:
                 report = self.run_pass(self.stop)
                 lost = 0
@@ -132,8 +132,8 @@ class Worker:
                 wait = self._retry_wait()
                 held = one_line(exc.held)  # who holds it, without the advice to retry: this worker does
                 if waiting is None or waiting[0] != held:  # once per holder: not a line every 30 s of its pass
-                    # a holder for as long as it runs (a server on the embedded index): what to do, which waiting does
-                    # not; before, "until it is free" alone, a worker beside a server waiting for days without a word
+                    # a holder for as long as it runs (a server on the embedded index): what to do, as waiting alone
+                    # could last for days
                     lasting = f"; {one_line(exc.lasting)}" if getattr(exc, "lasting", None) else ""
                     log.warning("%s%s; waiting: trying again every %s s until it is free", held, lasting, _seconds(wait))
                     waiting = (held, waiting[1] if waiting else time.monotonic(),
@@ -196,8 +196,8 @@ def _seconds(x: float) -> str:
 
 
 #: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`);
-#: a changed source is stored whole, so its outcomes are the cells stored, not added (before: "875 outcome(s) added"
-#: for a table of 750 grown by 125)
+#: a changed source is stored whole, so its outcomes are the cells stored, not added (a table of 750 grown by 125
+#: stores 875)
 _DONE = (("sources", "source(s) ingested"), ("quarantined", "source(s) quarantined"),
          ("models_added", "model(s) added"), ("prompts_added", "prompt(s) added"), ("outcomes_added", "outcome(s) stored"),
          ("embedded", "prompt(s) embedded"), ("solved", "model(s) solved"), ("removed", "model(s) removed"),

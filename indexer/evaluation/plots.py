@@ -197,7 +197,7 @@ PLOT_KINDS = ("roc", "reliability", "sweep", "benchmarks")
 def remove_stale_plots(out_dir: Path, prefix: str, written: list[Path]) -> list[Path]:
     """Remove the ``{prefix}_{kind}.png`` (:data:`PLOT_KINDS`) in ``out_dir`` that this run did not write (``written``):
     an earlier run's plots of the same data sets and split (a ``--no-sweep`` rerun: its ``_sweep.png``), which beside
-    the new ones read as this result's. Before, they were kept without a word. Returns the paths removed."""
+    the new ones would read as this result's. Returns the paths removed (evaluate says each)."""
     removed = []
     for kind in PLOT_KINDS:
         path = Path(out_dir) / f"{prefix}_{kind}.png"

@@ -405,7 +405,7 @@ class VectorStore:
             # read and written in place (no O_APPEND: "a+" appended every write at the end, so a new holder's
             # name could not be written over the last one's)
             self._lockfile = open(os.open(self.path / ".taskspace.lock", os.O_RDWR | os.O_CREAT, 0o666), "r+")
-        except OSError as exc:  # a read-only mount, no permission: before, an OSError traceback
+        except OSError as exc:  # a read-only mount, no permission: said with what to do
             raise StoreError(
                 f"cannot open the embedded index at {self.path}: {exc.strerror or exc} ({exc.filename or self.path}); "
                 "it holds a lock file there even to read, so make the folder writable, or set TASKSPACE_HOME to a "
@@ -901,8 +901,9 @@ class VectorStore:
 
     def home_given(self, space: str) -> str | None:
         """What to say when this embedded store was opened on a taskspace home (``VectorStore(path=HOME)``) whose
-        ``qdrant`` folder holds ``space``'s index: to open that folder. None otherwise. Before, the index "is missing"
-        and `taskspace reindex` rebuilds it, which rebuilds TASKSPACE_HOME's and leaves the caller's call as it was."""
+        ``qdrant`` folder holds ``space``'s index: to open that folder. None otherwise. (The index "is missing" and
+        `taskspace reindex` would be wrong advice: that rebuilds TASKSPACE_HOME's and leaves the caller's call as it
+        was.)"""
         if self.path is None or not (self.path / "qdrant").is_dir():
             return None
         inner = self.path / "qdrant"
