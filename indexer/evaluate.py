@@ -679,36 +679,15 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     }
     out["warnings"] += _sweep_past_eps(D, folds, out["sweep"])
     if plots_dir is not None:
-        from .evaluation.plots import remove_stale_plots, write_plots
+        from .evaluation.plots import plots_prefix, remove_stale_plots, write_plots
 
-        slug = _plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
+        slug = plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
         written = write_plots(dict(header, **out), pooled, Path(plots_dir), slug)
         out["plots"] = [str(p) for p in written]
         out["warnings"] += [f"removed {p}, an earlier run's plot of this data and split: this run drew none of it"
                             + (" (--no-sweep)" if p.name.endswith("_sweep.png") and not sweep else "")
                             for p in remove_stale_plots(Path(plots_dir), slug, written)]
     return out
-
-
-#: the most bytes of the data sets' part of a plot's file name (:func:`_plots_prefix`): a file name is at most 255
-#: bytes, and the hidden temporary name a plot is first written to adds ``.``, ``_<split>_reliability.png`` and
-#: ``.<pid>.tmp``
-PLOTS_NAME_BYTES = 120
-
-
-def _plots_prefix(names: list[str], split: str) -> str:
-    """The prefix of the ``--plots`` file names of a split: the data sets' names joined by ``+``, then ``_<split>``
-    (``mmlu_pro+evalarena_code_oos``). Names longer than :data:`PLOTS_NAME_BYTES` together are cut there (at a
-    character) and followed by 8 hex of the sha256 of the whole, so that two sets of data sets never share a name;
-    pooled folders of long names would otherwise make a file name past 255 bytes (an OSError, File name too long,
-    after all of the evaluation's work)."""
-    import hashlib
-
-    joined = "+".join(names)
-    if len(joined.encode()) > PLOTS_NAME_BYTES:
-        cut = joined.encode()[:PLOTS_NAME_BYTES - 9].decode(errors="ignore")
-        joined = f"{cut}-{hashlib.sha256(joined.encode()).hexdigest()[:8]}"
-    return f"{joined}_{split}"
 
 
 #: whose embeddings :func:`_check_eps` bounds eps by, and what an eps past it does to the paper contestant (said after
