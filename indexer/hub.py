@@ -281,9 +281,12 @@ class _HubTransport:
         self.inner.close()
 
 
-#: past an operation's deadline, an answer's body is read on while it comes in at least this fast (bytes a second,
-#: averaged from its start), as curl's ``--speed-limit``: a large file on a slow link is not cut off, a trickle is
+#: past an operation's deadline, an answer's body is read on while it comes in at least this fast (bytes a second),
+#: averaged from its start and over each :data:`LOW_SPEED_SECONDS` since the deadline passed, as curl's
+#: ``--speed-limit`` and ``--speed-time``: a large file on a good link is not cut off, a trickle is, however fast the
+#: answer began (averaged from its start alone, a burst of 2 MB would buy 40 s of trickle)
 LOW_SPEED = 50_000
+LOW_SPEED_SECONDS = 10.0
 
 
 def _deadline_stream(inner, expired: Callable[[], bool], what: str):
@@ -296,11 +299,22 @@ def _deadline_stream(inner, expired: Callable[[], bool], what: str):
     class _DeadlineStream(httpx2.SyncByteStream):  # (the type httpx asks a transport's answer to have)
         def __iter__(self):
             began, got = time.monotonic(), 0
+            window, late = None, 0  # since when, and how many bytes came in that window, past the deadline
             for chunk in inner:
                 got += len(chunk)
-                if expired() and got < LOW_SPEED * (time.monotonic() - began):
-                    raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in at "
-                                            f"{got} bytes in {time.monotonic() - began:.0f} s")
+                if expired():
+                    now = time.monotonic()
+                    if got < LOW_SPEED * (now - began):
+                        raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in at "
+                                                f"{got} bytes in {now - began:.0f} s")
+                    if window is None:
+                        window, late = now, 0
+                    elif now - window >= LOW_SPEED_SECONDS:
+                        if late < LOW_SPEED * (now - window):
+                            raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in "
+                                                    f"at {late} bytes in its last {now - window:.0f} s")
+                        window, late = now, 0
+                    late += len(chunk)
                 yield chunk
 
         def close(self) -> None:
