@@ -231,7 +231,7 @@ def list_benchmarks(*, store=None) -> list[dict]:
     :class:`~indexer.errors.NotFoundError` (a LookupError) for a home never indexed (``.item`` None);
     :class:`~indexer.errors.StoreError` when the database cannot be used. All derive from
     :class:`~indexer.errors.IndexerError`."""
-    check_stores(store)  # a URL given for it: the InputError naming store (before, an AttributeError from SQL's call)
+    check_stores(store)  # a URL given for it: an InputError naming store, not an AttributeError from SQL's call
     if store is None:  # SQL alone: the shared pair's vector store would hold the embedded folder for nothing
         from .query import _shared_sql
 

@@ -100,7 +100,7 @@ def _interval(value: str) -> None:
     from .errors import ConfigError
     from .schedule import is_cron, parse_interval
 
-    if is_cron(value):  # a crontab line's schedule (before: "interval ... is not understood; write e.g. 6h")
+    if is_cron(value):  # a crontab line's schedule: point at --cron rather than say the interval is not understood
         raise ConfigError(f"{value!r} is a cron expression, not an interval: give it as --cron \"{value.strip()}\"")
     parse_interval(value)
 

@@ -131,11 +131,47 @@ def traceback_advice(logger: str) -> str:
     return f"its traceback is logged at INFO by the logger {logger}"
 
 
+def running_command(*, subcommands: bool = True) -> str:
+    """This process as a lock names its holder, so that whoever waits for the lock tells a pass of a worker from an
+    ``index`` run by hand or a server. Never the command's arguments, which may hold a URL or a prompt.
+
+    ``subcommands=True`` (the SQL lock, :mod:`indexer.store.sql_lock`): as :data:`CLI` says it, ``taskspace worker`` or
+    ``taskspace serve`` in a service's passes, the CLI command with its subcommands (``taskspace db upgrade``; in a
+    pass's thread, which has no click context, the command word of the command line), else ``Python (PROGRAM)``.
+
+    ``subcommands=False`` (the embedded index's lock file, :mod:`indexer.store.vectors`, whose readers match the
+    holder's last word against the top-level commands): from the command line alone, ``taskspace WORD`` when the
+    program is taskspace (``taskspace spaces`` for ``taskspace spaces drop``), else the program's name (``python``
+    for ``python -c``)."""
+    import sys
+    from pathlib import Path
+
+    argv = sys.argv or []
+    word = next((a for a in argv[1:] if not a.startswith("-")), "")  # the command word of the command line
+    if not subcommands:
+        name = Path(argv[0]).name if argv and argv[0] and not argv[0].startswith("-") else "python"
+        if name in ("taskspace", "cli.py", "__main__.py"):
+            return "taskspace" + (f" {word}" if word else "")
+        return name
+    mode = CLI.get()
+    if isinstance(mode, str):
+        return f"taskspace {mode}"
+    if mode:
+        import click
+
+        ctx, names = click.get_current_context(silent=True), []
+        while ctx is not None and ctx.parent is not None:
+            names.append(ctx.info_name)
+            ctx = ctx.parent
+        return " ".join(["taskspace", *(reversed(names) if names else [word])]).strip()
+    return f"Python ({Path(argv[0]).name if argv and argv[0] else 'interactive'})"
+
+
 class IndexerError(Exception):
     """Root of every taskspace error. ``item``: the argument (or item) at fault, as a caller named it (``k``,
     ``filters.licenses``, ``models[0]``, ``space``), the HTTP layer's ``field``; None where none is (an empty index, a
-    store that cannot be used). Every error has it (before, only those made with one: ``exc.item`` of the empty index's
-    NotFoundError was an AttributeError, though the README says None)."""
+    store that cannot be used). Every error has it (a class attribute, None unless the error was made with one), so
+    ``exc.item`` of any IndexerError can be read, as the README says."""
 
     exit_code = 1
     item: str | None = None
@@ -246,8 +282,8 @@ class DatabaseURLError(ConfigError, StoreError):
 class SchemaError(ConfigError, StoreError):
     """The database has no taskspace tables (``taskspace db upgrade`` never run on it) or is at a schema this
     taskspace cannot use (older: ``taskspace db upgrade``; newer: upgrade taskspace). Something to set up before
-    anything can run (exit 2, as any configuration error; before, exit 3 as for a database that cannot be reached, and
-    a worker failed every pass on it for as long as it ran); still a StoreError to code that catches one."""
+    anything can run (exit 2, as any configuration error, not 3 as for a database that cannot be reached for now; a
+    worker ends on it, ``permanent``); still a StoreError to code that catches one."""
 
     permanent = True
 

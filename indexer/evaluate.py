@@ -398,8 +398,8 @@ def evaluate(
     cli = CLI.get()  # the option and its value, or the parameter's (indexer.errors.arg)
     lam = check_penalty("--lambda" if cli else "lam", 1.0 if lam is None else lam, " " if cli else "=")
     eps = check_penalty("--eps" if cli else "eps", 0.0 if eps is None else eps, " " if cli else "=")
-    # an empty name (`--encoder "$ENC"` of an unset variable): get_encoder("") is the default encoder, and before, the
-    # evaluation ran with it without a word, as if the option had been left out
+    # an empty name (`--encoder "$ENC"` of an unset variable) is refused: get_encoder("") is the default encoder, so
+    # the evaluation would run with it without a word, as if the option had been left out
     if encoder is not None and not str(encoder).strip():
         raise ConfigError(f"{arg('encoder', encoder)}: an empty name; give an encoder name or folder, or leave "
                           f"{arg('encoder')} out for TASKSPACE_ENCODER's")
@@ -460,7 +460,7 @@ def evaluate(
     if embeddings is None:
         _check_eps_unencoded(eps, folds_of)  # an eps no encoding can keep a component at: now, not after it
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
-    if queries == "stem" and not changed:  # before, it ran as `full` without a word
+    if queries == "stem" and not changed:  # said, as the result is that of `full`
         data_warnings.append(f"{arg('queries', 'stem', quote=False)}: no prompt has answer options (an 'A.' or 'A)' "
                              "line followed by a 'B.' or 'B)' line) to cut, so every prompt is queried with its full "
                              f"text: the result is that of {arg('queries', 'full', quote=False)}")
@@ -637,7 +637,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
                 + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
                    if len(noauc) < len(results) else "AUC has no value (shown as -)"))
-    warnings += _graded(m)
+    warnings += _graded_outcomes_warning(m)
     warnings += _one_cluster(folds, extra)
     warnings += _benchmarks_unseen(folds, m.benchmarks, extra)
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
@@ -679,36 +679,15 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     }
     out["warnings"] += _sweep_past_eps(D, folds, out["sweep"])
     if plots_dir is not None:
-        from .evaluation.plots import remove_stale_plots, write_plots
+        from .evaluation.plots import plots_prefix, remove_stale_plots, write_plots
 
-        slug = _plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
+        slug = plots_prefix([Path(d["name"]).name or "data" for d in header["datasets"]], split)
         written = write_plots(dict(header, **out), pooled, Path(plots_dir), slug)
         out["plots"] = [str(p) for p in written]
         out["warnings"] += [f"removed {p}, an earlier run's plot of this data and split: this run drew none of it"
                             + (" (--no-sweep)" if p.name.endswith("_sweep.png") and not sweep else "")
                             for p in remove_stale_plots(Path(plots_dir), slug, written)]
     return out
-
-
-#: the most bytes of the data sets' part of a plot's file name (:func:`_plots_prefix`): a file name is at most 255
-#: bytes, and the hidden temporary name a plot is first written to adds ``.``, ``_<split>_reliability.png`` and
-#: ``.<pid>.tmp``
-PLOTS_NAME_BYTES = 120
-
-
-def _plots_prefix(names: list[str], split: str) -> str:
-    """The prefix of the ``--plots`` file names of a split: the data sets' names joined by ``+``, then ``_<split>``
-    (``mmlu_pro+evalarena_code_oos``). Names longer than :data:`PLOTS_NAME_BYTES` together are cut there (at a
-    character) and followed by 8 hex of the sha256 of the whole, so that two sets of data sets never share a name;
-    before, pooled folders of long names made a file name past 255 bytes, and the evaluation ended in an OSError
-    traceback (File name too long) after all of its work, with no result."""
-    import hashlib
-
-    joined = "+".join(names)
-    if len(joined.encode()) > PLOTS_NAME_BYTES:
-        cut = joined.encode()[:PLOTS_NAME_BYTES - 9].decode(errors="ignore")
-        joined = f"{cut}-{hashlib.sha256(joined.encode()).hexdigest()[:8]}"
-    return f"{joined}_{split}"
 
 
 #: whose embeddings :func:`_check_eps` bounds eps by, and what an eps past it does to the paper contestant (said after
@@ -800,11 +779,11 @@ def _largest_singular(X: np.ndarray) -> float:
     return float(np.sqrt(max(np.linalg.eigvalsh(X.T @ X)[-1], 0.0)))
 
 
-def _graded(m: OutcomeMatrix) -> list[str]:
+def _graded_outcomes_warning(m: OutcomeMatrix) -> list[str]:
     """A warning when some observed outcomes are graded (between 0 and 1, not an average over copies of a prompt
     text, which reading the data warns of): what the metrics make of them (docs/RESULTS.md, "Graded outcomes count
-    fractionally"). Before, a table of graded outcomes read as one of successes and failures without a word, and
-    the oracle's sel recall below 1 (the mean of its best outcomes) looked like a fault of the oracle."""
+    fractionally"), so that a table of graded outcomes is not taken for one of successes and failures, nor the
+    oracle's sel recall below 1 (the mean of its best outcomes) for a fault of the oracle."""
     single = np.ones(len(m.texts), dtype=bool) if m.copies is None else np.asarray(m.copies) <= 1
     seen = m.scores[:, single][m.observed[:, single]]
     n = int(((seen > 0) & (seen < 1)).sum())
@@ -819,7 +798,7 @@ def _graded(m: OutcomeMatrix) -> list[str]:
 def _one_cluster(folds, extra: dict | None) -> list[str]:
     """A warning per cluster-profiles peer (``--peers fast``) whose folds have fewer source prompts than two clusters
     need (:attr:`~indexer.evaluation.peers.ClusterContestant.min_prompts`): there it is one cluster, the scores of
-    ``bsp``. Before, its row equalled bsp's without a word."""
+    ``bsp``, so that its row equalling bsp's is explained."""
     from .evaluation.peers import ClusterContestant
 
     said = []
@@ -840,8 +819,8 @@ def _benchmarks_unseen(folds, benchmarks, extra: dict | None) -> list[str]:
     """A warning per per-benchmark-best peer (``--peers fast``) whose folds hold out every prompt of their target
     prompts' benchmarks (leave one benchmark out): there no model has a source rate on the benchmark, so it scores each
     model's overall source success rate (:class:`~indexer.evaluation.peers.BenchmarkBestContestant`), the scores of
-    bsp. Before, its row equalled bsp's in AUC, sign acc, bench r and selection without a word (as the cluster
-    profiles' on few prompts did, :func:`_one_cluster`)."""
+    bsp, so that its row equalling bsp's in AUC, sign acc, bench r and selection is explained (as the cluster
+    profiles' on few prompts are, :func:`_one_cluster`)."""
     from .evaluation.peers import BenchmarkBestContestant
 
     bench = np.asarray(benchmarks, dtype=object)
@@ -889,9 +868,8 @@ def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, ep
 
 def _counted(folds: list, what: str):
     """``folds``, with a bar on stderr counting those done when stderr is a terminal (the bars of `taskspace index`,
-    :class:`indexer.pipeline.Progress`); unchanged otherwise (a log, a pipe: nothing added). Before, a split's folds
-    ran without a word until the table (mmlu_pro, both splits, ``--peers all``: minutes with no sign of life), where the
-    encoding before them has its bar."""
+    :class:`indexer.pipeline.Progress`); unchanged otherwise (a log, a pipe: nothing added). A split's folds can take
+    minutes (mmlu_pro, both splits, ``--peers all``), as the encoding before them, which has its bar too."""
     from .pipeline import Progress
 
     bar = Progress().bar(len(folds), what, unit="fold")

@@ -981,9 +981,9 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
 
 
 def check_stores(store, vectors=None) -> None:
-    """InputError naming ``store`` / ``vectors`` for one given that is no store (a URL, a path: before, AttributeError:
-    'str' object has no attribute 'list_spaces', or a TypeError from deep in the search); None is fine (the configured
-    one). Every library call taking them checks them so (:func:`_stores`, :func:`indexer.browse.list_benchmarks`)."""
+    """InputError naming ``store`` / ``vectors`` for one given that is no store (a URL, a path), rather than an
+    AttributeError or a TypeError from deep in the search; None is fine (the configured one). Every library call
+    taking them checks them so (:func:`_stores`, :func:`indexer.browse.list_benchmarks`)."""
     if store is not None and not hasattr(store, "list_spaces"):
         raise InputError(f"store must be an SQL store (indexer.store.sql.open_store(URL), or open_store() for the "
                          f"configured one), not {type(store).__name__}; leave it out to use TASKSPACE_DATABASE_URL's",

@@ -281,26 +281,40 @@ class _HubTransport:
         self.inner.close()
 
 
-#: past an operation's deadline, an answer's body is read on while it comes in at least this fast (bytes a second,
-#: averaged from its start), as curl's ``--speed-limit``: a large file on a slow link is not cut off, a trickle is
+#: past an operation's deadline, an answer's body is read on while it comes in at least this fast (bytes a second),
+#: averaged from its start and over each :data:`LOW_SPEED_SECONDS` since the deadline passed, as curl's
+#: ``--speed-limit`` and ``--speed-time``: a large file on a good link is not cut off, a trickle is, however fast the
+#: answer began (averaged from its start alone, a burst of 2 MB would buy 40 s of trickle)
 LOW_SPEED = 50_000
+LOW_SPEED_SECONDS = 10.0
 
 
 def _deadline_stream(inner, expired: Callable[[], bool], what: str):
     """A response body that stops once the operation's deadline has passed and it comes in slower than
-    :data:`LOW_SPEED` (:class:`_DeadlineExceeded`), looked at before each chunk: before, the deadline was looked at
-    only between requests, so a server sending a byte every few seconds, within every read timeout, held a download
-    (and a pass) for as long as it liked."""
+    :data:`LOW_SPEED` (:class:`_DeadlineExceeded`), looked at before each chunk: the deadline looked at only between
+    requests would let a server sending a byte every few seconds, within every read timeout, hold a download (and a
+    pass) for as long as it liked."""
     import httpx2
 
     class _DeadlineStream(httpx2.SyncByteStream):  # (the type httpx asks a transport's answer to have)
         def __iter__(self):
             began, got = time.monotonic(), 0
+            window, late = None, 0  # since when, and how many bytes came in that window, past the deadline
             for chunk in inner:
                 got += len(chunk)
-                if expired() and got < LOW_SPEED * (time.monotonic() - began):
-                    raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in at "
-                                            f"{got} bytes in {time.monotonic() - began:.0f} s")
+                if expired():
+                    now = time.monotonic()
+                    if got < LOW_SPEED * (now - began):
+                        raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in at "
+                                                f"{got} bytes in {now - began:.0f} s")
+                    if window is None:
+                        window, late = now, 0
+                    elif now - window >= LOW_SPEED_SECONDS:
+                        if late < LOW_SPEED * (now - window):
+                            raise _DeadlineExceeded(f"{what}: the operation's deadline passed while the answer came in "
+                                                    f"at {late} bytes in its last {now - window:.0f} s")
+                        window, late = now, 0
+                    late += len(chunk)
                 yield chunk
 
         def close(self) -> None:
@@ -385,9 +399,9 @@ def _install_transport() -> None:
 
 def _one_log_handler() -> None:
     """huggingface_hub's log records through the handlers the application configured (the CLI's, in its format),
-    not also through the bare stderr handler huggingface_hub gives its own logger (before, each of its warnings, such
-    as "Error while downloading ... Trying to resume download...", showed twice). Left as it is when the root logger
-    has no handler: the library's warnings still show."""
+    not also through the bare stderr handler huggingface_hub gives its own logger, which would show each of its
+    warnings ("Error while downloading ... Trying to resume download...") a second time. Left as it is when the root
+    logger has no handler: the library's warnings still show."""
     if not logging.getLogger().handlers:
         return
     hf = logging.getLogger("huggingface_hub")
@@ -452,9 +466,9 @@ def _endpoint_problem(endpoint: str, variable: str | None) -> str | None:
 def _token_problem(token: str | None, given: str | None) -> str | None:
     """What makes the token one no HTTP header can carry (a character that is not ASCII: a pasted ``…``; a line
     break or NUL inside a token given as an argument: huggingface_hub drops those of HF_TOKEN), naming where it came
-    from and never showing it; None for a token a request can carry (or none). Before, a non-ASCII one raised
-    ``UnicodeEncodeError`` out of every request, a line break was retried for 31 s as "the connection failed
-    (LocalProtocolError)"."""
+    from and never showing it; None for a token a request can carry (or none). Said before any request: sent, a
+    non-ASCII one raises ``UnicodeEncodeError`` out of every request, and a line break is a LocalProtocolError that
+    would be retried as a failed connection."""
     if not token:
         return None
     bad = next((c for c in token if ord(c) > 127 or c in "\r\n\0"), None)
@@ -498,7 +512,7 @@ class HubClient:
         # the library reads HF_HUB_OFFLINE once at import; make the environment at call time the truth
         constants.HF_HUB_OFFLINE = _offline()
         # as huggingface_hub reads it (HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the login), without the newline or
-        # spaces a file or a paste leaves (before, read as written: an illegal header, "the connection failed" for 31 s)
+        # spaces a file or a paste leaves (kept, they make an illegal header, retried as a failed connection)
         self._token = token or get_token() or None
         self._token_problem = _token_problem(self._token, token)
         if cache_dir is None:
@@ -561,7 +575,7 @@ class HubClient:
                     if retry_after is None:
                         if isinstance(err, HubOutOfTimeError):  # the deadline spent, as retries giving up spend it:
                             self._failing = True  # the next operation is tried once (before, retried to its deadline)
-                            # and what to do, as when the retries give up (before, nothing: "out of time (GET ...)")
+                            # and what to do, as when the retries give up
                             raise HubOutOfTimeError(
                                 f"{err} (past this operation's {self.deadline:.0f} s deadline: the Hub answered too "
                                 f"slowly or broke off mid-answer; {self.again})", err.reason) from None
@@ -674,7 +688,7 @@ class HubClient:
             "num_parameters": parameter_count(total),  # a base model stored with 0 before: unknown
             "pipeline_tag": _fits(_card_text(info.pipeline_tag, join=False), 128),
             "library": _fits(_card_text(info.library_name, join=False), 128),
-            # a list of texts (one text is no list of tags: before, its letters were stored as tags)
+            # a list of texts (one text is no list of tags: iterated, its letters would be stored as tags)
             "tags": [t for t in (_card_text(x, join=False) for x in info.tags if isinstance(x, str)) if t]
             if isinstance(info.tags, (list, tuple)) else [],
             "downloads": _tally(info.downloads),
@@ -758,7 +772,7 @@ class HubClient:
                                     "name needs HF_TOKEN)") from None
             raise
         odd = next((f for f in snap.files if not isinstance(f, str)), None)
-        if odd is not None:  # (before, the ingest's unsafe-name message failed on it: "please report it", exit 1)
+        if odd is not None:  # refused here: the ingest's checks of file names take each name for text
             raise HubError(f"the Hub at {self.endpoint} listed a file of {repo_id} whose name is not text "
                            f"({str(odd)[:80]}); refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
         if not _SHA.match(snap.sha or ""):
@@ -890,8 +904,8 @@ class HubClient:
                     snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
                     cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint, **again,
                 )
-            except _RevisionNotFound:  # listed a moment ago: the repo changed since (before, "revision not found in
-                # the dataset ORG/NAME", neither the file nor the commit named, as if a revision had been mistyped)
+            except _RevisionNotFound:  # listed a moment ago: the repo changed since, so name the file and the commit,
+                # not a revision "not found" as if one had been mistyped
                 when = (f" ({snapshot.ref} when listed)" if snapshot.ref and not snapshot.sha.startswith(snapshot.ref)
                         else "")
                 raise RevisionGoneError(
@@ -1116,8 +1130,8 @@ def _fits(text: str | None, width: int) -> str | None:
 
 def _tally(value) -> int | None:
     """A count of the Hub's (downloads, likes) when it is one its SQL column takes: a whole number from 0 below 2**63,
-    else None. Before, a broken mirror's ``"many"`` reached SQL and PostgreSQL refused the pass's whole metadata
-    batch."""
+    else None, so that a broken mirror's ``"many"`` does not reach SQL, where PostgreSQL would refuse the pass's whole
+    metadata batch."""
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63 else None
 
 
@@ -1285,7 +1299,7 @@ def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") ->
 
 def _retry_after(response) -> float:
     """The seconds an answer's ``Retry-After`` asks to wait: a number of seconds, or an HTTP date (RFC 9110, as a CDN
-    or proxy may send; before, read as no wait at all); 0 when absent, unreadable or past."""
+    or proxy may send); 0 when absent, unreadable or past."""
     import email.utils
 
     value = response.headers.get("Retry-After") if response is not None else None

@@ -483,8 +483,8 @@ class Ingester:
                 snap = (self.hub.repo_snapshot(repo_id, revision) if outage is None else
                         self.hub.cached_snapshot(repo_id, revision, "dataset"))
                 if snap.hub_id and snap.hub_id.lower() != repo_id.lower():  # renamed: the Hub redirects the old id;
-                    # stored under the id it has now, which its next ingest finds (before, each name was a source of
-                    # its own, the same outcomes stored under both)
+                    # stored under the id it has now, which its next ingest finds, so the two names are not two
+                    # sources holding the same outcomes
                     location = self._hub_location(snap.hub_id)
                     s.warnings.append(f"hub:{repo_id} is hub:{snap.hub_id} on the Hub now (renamed): stored as "
                                       f"{location}; name it so where it is configured (`taskspace sources add "
@@ -542,7 +542,7 @@ class Ingester:
                     return
                 outage = exc
             except RevisionGoneError as exc:  # main moved on (a force-push) between the listing and the download:
-                # the revision it has now, unless a commit was asked for (before, the ingest stored nothing)
+                # read the revision it has now (listed once more), unless a commit was asked for
                 if relisted or snap.sha.startswith(revision or "\0"):
                     s.add_error(exc, location)
                     return

@@ -971,8 +971,8 @@ __all__ = ["Indexer", "RunReport", "Progress", "run_index", "STAGES"]
 
 def _gone_from_folders(specs: list[SourceSpec], stored) -> list[str]:
     """A warning for each stored local source inside a configured folder that is no longer there (a model's run folder
-    deleted or moved out of an lm-eval output folder): its results stay, and ``sources drop`` removes them. Before,
-    the passes said "nothing new" and the index served the deleted results without a word."""
+    deleted or moved out of an lm-eval output folder): its results stay, and ``sources drop`` removes them; unsaid, a
+    pass would say "nothing new" while the index serves the deleted results."""
     from .ingest import parse_spec, spec_kind
 
     roots = []

@@ -902,8 +902,8 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
 def _warn_writable(store, space_id: int, origin: str) -> None:
     """A warning when a space is pulled into a home holding raw results of its own (another space built here): it is
     not read-only, so the pass that solves it (:func:`indexer.spaces.update_command`) re-solves it from this home's
-    results, replacing the publisher's vectors and removing the pulled models measured nowhere here. Before, the pull
-    said nothing, and the next ``taskspace index`` left 25 of 147 pulled models ("models removed 122")."""
+    results, replacing the publisher's vectors and removing the pulled models measured nowhere here (the next
+    ``taskspace index`` can leave 25 of 147 pulled models), so the pull says so first."""
     from .space import space_name
     from .spaces import update_command
 

@@ -81,6 +81,8 @@ def _check_ranges(expr: str, fields: list[str]) -> None:
             if not sep:
                 continue
             a, b = (names.get(x.upper(), int(x) if x.isdigit() else None) for x in (lo, hi))
+            if name == "weekday" and b == 0:  # Sunday is 0 and 7: a range ending on it ends the week (MON-SUN, 1-0)
+                b = 7
             if a is not None and b is not None and a > b:
                 raise ConfigError(f"cron expression {expr!r}: the {name} range {part.split('/')[0]!r}: its start is "
                                   f"after its end; cron does not wrap a range around: write it in order, or as a list "

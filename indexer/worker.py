@@ -15,7 +15,8 @@
   waits past the schedule's next pass: a schedule under 30 s retries at its own pace.
   A pass that fails with an error no later pass can get past (``IndexerError.permanent``: a database without the
   taskspace tables or at another schema, a database URL that names none) ends the worker with its code (2): the
-  operator must act and start it again. A bad ``sources.toml`` (read afresh by each pass) is retried as above.
+  operator must act and start it again (``taskspace serve``'s in-process worker: its thread ends and the server keeps
+  serving its last index, as its log line says). A bad ``sources.toml`` (read afresh by each pass) is retried as above.
   One failing source or model never stops a pass (it is recorded with the run and retried next time).
   Only KeyboardInterrupt / SystemExit (the second signal, an exit) end the worker.
 """
@@ -29,7 +30,8 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line, one_line
+from .errors import (CLI, SERVE, BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line,
+                     one_line)
 from .pipeline import truncated_note, unconfigured_note
 from .schedule import next_run
 
@@ -107,7 +109,7 @@ class Worker:
         # (the holder's message, since when, who) while another pass (or a server) holds the lock
         waiting: tuple[str, float, str] | None = None
         while not self.stop.is_set():
-            started = time.monotonic()  # the end of a wait for the lock (before: counted to the end of the pass)
+            started = time.monotonic()  # the end of a wait for the lock: the pass's own time is not waiting
             try:
                 report = self.run_pass(self.stop)
                 lost = 0
@@ -130,8 +132,8 @@ class Worker:
                 wait = self._retry_wait()
                 held = one_line(exc.held)  # who holds it, without the advice to retry: this worker does
                 if waiting is None or waiting[0] != held:  # once per holder: not a line every 30 s of its pass
-                    # a holder for as long as it runs (a server on the embedded index): what to do, which waiting does
-                    # not; before, "until it is free" alone, a worker beside a server waiting for days without a word
+                    # a holder for as long as it runs (a server on the embedded index): what to do, as waiting alone
+                    # could last for days
                     lasting = f"; {one_line(exc.lasting)}" if getattr(exc, "lasting", None) else ""
                     log.warning("%s%s; waiting: trying again every %s s until it is free", held, lasting, _seconds(wait))
                     waiting = (held, waiting[1] if waiting else time.monotonic(),
@@ -156,8 +158,11 @@ class Worker:
                 sooner = " (the next scheduled pass)" if wait < self.busy_retry_seconds else ""
                 note = f" (the database {why}: retrying in {_seconds(wait)} s{sooner})" if again else None
                 if exc.permanent:  # the database's schema, its URL: no later pass can get past it, so say so and end
-                    log.error("pass failed: %s (no later pass can succeed until this is fixed: exiting with code %s)",
-                              one_line(str(exc)), exc.exit_code)
+                    # `taskspace serve`'s worker ends its thread alone: the server goes on answering from its index
+                    end = ("the server's indexing worker stops; the server keeps serving its last index: restart it "
+                           "once this is fixed" if CLI.get() == SERVE else f"exiting with code {exc.exit_code}")
+                    log.error("pass failed: %s (no later pass can succeed until this is fixed: %s)", one_line(str(exc)),
+                              end)
                     return exc.exit_code
                 log.error("pass failed: %s%s", one_line(str(exc)), note or self._retry_note())
                 if again:
@@ -191,8 +196,8 @@ def _seconds(x: float) -> str:
 
 
 #: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`);
-#: a changed source is stored whole, so its outcomes are the cells stored, not added (before: "875 outcome(s) added"
-#: for a table of 750 grown by 125)
+#: a changed source is stored whole, so its outcomes are the cells stored, not added (a table of 750 grown by 125
+#: stores 875)
 _DONE = (("sources", "source(s) ingested"), ("quarantined", "source(s) quarantined"),
          ("models_added", "model(s) added"), ("prompts_added", "prompt(s) added"), ("outcomes_added", "outcome(s) stored"),
          ("embedded", "prompt(s) embedded"), ("solved", "model(s) solved"), ("removed", "model(s) removed"),

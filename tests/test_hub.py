@@ -298,6 +298,34 @@ def test_a_server_trickling_a_file_past_the_deadline_is_out_of_time_not_waited_f
     assert (root / name).read_bytes() == (hub_server.root / "datasets" / repo / name).read_bytes()
 
 
+def test_an_answer_that_came_fast_then_trickles_past_the_deadline_is_cut_off(monkeypatch):
+    """Past the deadline the body's speed is judged over the last LOW_SPEED_SECONDS too, as curl's --speed-limit and
+    --speed-time judge it, not only averaged from the answer's start: a server that sends 2 MB at once and then a byte
+    every 0.1 s is cut off within a window, not after 2 MB / 50 kB/s = 40 s of trickle (any burst bought a
+    proportionally longer trickle)."""
+    import time
+
+    import indexer.hub as hub
+
+    monkeypatch.setattr(hub, "LOW_SPEED_SECONDS", 0.3)
+
+    class Body:
+        def __iter__(self):
+            yield b"x" * 2_000_000
+            for _ in range(30):
+                time.sleep(0.1)
+                yield b"x"
+
+        def close(self):
+            pass
+
+    start = time.monotonic()
+    with pytest.raises(hub._DeadlineExceeded, match="deadline passed"):
+        for _ in hub._deadline_stream(Body(), lambda: True, "GET /x"):
+            pass
+    assert time.monotonic() - start < 1.5
+
+
 @pytest.mark.parametrize("value,ok", [
     ("meta-llama/Llama-3.1-8B", True), ("fake-org/noisy-oracle-70", True), ("a/b", True),
     ("gpt-4o(eval_results/gpt4o)", False), ("fake-org/", False), ("no-slash", False), ("a/b/c", False),

@@ -191,3 +191,18 @@ def test_a_reversed_cron_range_is_a_config_error_naming_its_field(expr, field):
     with pytest.raises(ConfigError, match=f"{field} range .* start is after its end"):
         Cron(expr)
     assert Cron("1-5 22-23 10-20 JAN-DEC MON-FRI").expr  # in order: taken
+
+
+@pytest.mark.parametrize("expr,days", [("0 3 * * MON-SUN", 7), ("0 3 * * 1-0", 7), ("0 3 * * FRI-SUN", 3),
+                                       ("0 3 * * SAT-0", 2)])
+def test_a_weekday_range_ending_on_sunday_runs_through_sunday(expr, days):
+    """Sunday is 0 and 7 in the weekday field, so a range ending on it (`MON-SUN`, `FRI-SUN`, `1-0`) ends on the last
+    day of the week, as cron and croniter read it, not a reversed range: `MON-SUN` is every day. (The check of
+    reversed ranges took SUN for 0 there, and refused a schedule that ran.)"""
+    cron = Cron(expr)
+    t = datetime(2026, 12, 7, tzinfo=timezone.utc)  # a Monday
+    seen = set()
+    for _ in range(7):
+        t = cron.next_after(t)
+        seen.add(t.weekday())
+    assert len(seen) == days, (expr, sorted(seen))

@@ -1236,3 +1236,20 @@ def test_worker_help_gives_the_exit_codes_of_a_stop_by_signal():
                          env={**os.environ, "COLUMNS": "400"}, timeout=120)
     said = " ".join(res.stdout.split())
     assert res.returncode == 0 and "then exits 0" in said and "a second signal exits at once (130)" in said, said
+
+
+def test_a_servers_worker_ended_by_a_permanent_error_says_the_server_keeps_serving(caplog):
+    """The in-process worker of `taskspace serve` (errors.CLI == SERVE) stopped by an error no later pass can get past
+    (a database without the taskspace tables): its line says the server's indexing stops while the server keeps
+    serving, and to restart the server once it is fixed; not "exiting with code 2", which the server does not do."""
+    from indexer.errors import CLI, SERVE, SchemaError
+
+    token = CLI.set(SERVE)
+    try:
+        with caplog.at_level("INFO", logger="indexer.worker"):
+            Worker("1s", _scripted_pass(SchemaError("the database has no taskspace tables"), "ok"), max_passes=2).serve()
+    finally:
+        CLI.reset(token)
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
+    assert "exiting with code" not in line, line
+    assert "keeps serving" in line and "restart" in line, line

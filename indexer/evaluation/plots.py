@@ -9,7 +9,8 @@ import numpy as np
 
 from . import metrics
 
-__all__ = ["write_plots", "check_plots_dir", "make_plots_dir", "remove_stale_plots", "PLOT_KINDS", "colours", "COLOURS"]
+__all__ = ["write_plots", "check_plots_dir", "make_plots_dir", "plots_prefix", "remove_stale_plots", "PLOT_KINDS",
+           "colours", "COLOURS"]
 
 #: the fixed colour of each built-in contestant (matplotlib's tab10); any other contestant takes the next unused
 #: one in the order of its name (:func:`colours`), so it too is the same in every plot of every run
@@ -190,6 +191,27 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     return paths
 
 
+#: the most bytes of the data sets' part of a plot's file name (:func:`plots_prefix`): a file name is at most 255
+#: bytes, and the hidden temporary name a plot is first written to adds ``.``, ``_<split>_reliability.png`` and
+#: ``.<pid>.tmp``
+PLOTS_NAME_BYTES = 120
+
+
+def plots_prefix(names: list[str], split: str) -> str:
+    """The prefix of the ``--plots`` file names of a split: the data sets' names joined by ``+``, then ``_<split>``
+    (``mmlu_pro+evalarena_code_oos``). Names longer than :data:`PLOTS_NAME_BYTES` together are cut there (at a
+    character) and followed by 8 hex of the sha256 of the whole, so that two sets of data sets never share a name;
+    pooled folders of long names would otherwise make a file name past 255 bytes (an OSError, File name too long,
+    after all of the evaluation's work)."""
+    import hashlib
+
+    joined = "+".join(names)
+    if len(joined.encode()) > PLOTS_NAME_BYTES:
+        cut = joined.encode()[:PLOTS_NAME_BYTES - 9].decode(errors="ignore")
+        joined = f"{cut}-{hashlib.sha256(joined.encode()).hexdigest()[:8]}"
+    return f"{joined}_{split}"
+
+
 #: the plots :func:`write_plots` may write, ``{prefix}_{kind}.png`` each
 PLOT_KINDS = ("roc", "reliability", "sweep", "benchmarks")
 
@@ -197,7 +219,7 @@ PLOT_KINDS = ("roc", "reliability", "sweep", "benchmarks")
 def remove_stale_plots(out_dir: Path, prefix: str, written: list[Path]) -> list[Path]:
     """Remove the ``{prefix}_{kind}.png`` (:data:`PLOT_KINDS`) in ``out_dir`` that this run did not write (``written``):
     an earlier run's plots of the same data sets and split (a ``--no-sweep`` rerun: its ``_sweep.png``), which beside
-    the new ones read as this result's. Before, they were kept without a word. Returns the paths removed."""
+    the new ones would read as this result's. Returns the paths removed (evaluate says each)."""
     removed = []
     for kind in PLOT_KINDS:
         path = Path(out_dir) / f"{prefix}_{kind}.png"

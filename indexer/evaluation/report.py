@@ -26,7 +26,7 @@ _PART_COLS = [("auc", "AUC"), ("selection_accuracy", "sel acc"), ("ece", "ECE"),
 
 
 def _many(n: int, word: str) -> str:
-    """``1 model``, ``5 models``: a count and its noun (before, "1 models x 5 prompts")."""
+    """``1 model``, ``5 models``: a count and its noun, singular for 1."""
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 

@@ -268,8 +268,8 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             "put the database back from a backup first if you have one, and do not remove it while taskspace runs")
 
     def close(self) -> None:
-        """Close every connection; a later use of this store raises StoreError saying to open a new one (before, it
-        quietly opened new connections)."""
+        """Close every connection; a later use of this store raises StoreError saying to open a new one, rather than
+        quietly opening new connections."""
         self.engine.dispose()
         if not getattr(self, "_closed", False):
             self._closed = True
@@ -528,7 +528,7 @@ class _Tx:
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = (_timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
                 or file_size_limit_note(detail)
-                # a file another user owns, or mounted read-only (before: "attempt to write a readonly database" alone)
+                # a file another user owns, or mounted read-only: which file, and what to do
                 or (migrate.read_only_note(self.engine.url) if "readonly database" in detail else ""))
         # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);
         # not after the server said its idle-in-transaction timeout ended it (the same work meets it again)

@@ -24,7 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import BusyError
+from ..errors import BusyError, running_command
 
 log = logging.getLogger(__name__)
 _local_locks: dict[str, threading.Lock] = {}
@@ -40,32 +40,9 @@ def _busy(name: str, where: str, holder: str) -> BusyError:
 
 def _holder_name() -> str:
     """Who holds a lock, as the SQLite lock file says it: ``pid N on HOST, COMMAND`` (PostgreSQL keeps 63 bytes of it,
-    its ``application_name``): the command (:func:`_command`) so that the operator of a waiting worker tells a pass of
-    another worker from an ``index`` run by hand or a server. Before, ``pid 32504 on vm`` alone."""
-    return f"pid {os.getpid()} on {socket.gethostname()}, {_command()}"[:63]
-
-
-def _command() -> str:
-    """What this process runs, as :data:`indexer.errors.CLI` says it: ``taskspace worker`` or ``taskspace serve`` (a
-    service's passes), the CLI command (``taskspace index``, ``taskspace db upgrade``), else ``Python (PROGRAM)``."""
-    import sys
-
-    from ..errors import CLI
-
-    mode = CLI.get()
-    if isinstance(mode, str):
-        return f"taskspace {mode}"
-    if mode:
-        import click
-
-        ctx, names = click.get_current_context(silent=True), []
-        while ctx is not None and ctx.parent is not None:
-            names.append(ctx.info_name)
-            ctx = ctx.parent
-        if not names:  # a pass's thread (no click context there): the command word of the command line
-            names = [next((a for a in sys.argv[1:] if not a.startswith("-")), "")]
-        return " ".join(["taskspace", *reversed(names)]).strip()
-    return f"Python ({Path(sys.argv[0]).name if sys.argv and sys.argv[0] else 'interactive'})"
+    its ``application_name``): the command (:func:`~indexer.errors.running_command`) so that the operator of a waiting
+    worker tells a pass of another worker from an ``index`` run by hand or a server."""
+    return f"pid {os.getpid()} on {socket.gethostname()}, {running_command()}"[:63]
 
 
 def _holders(conn, key: int) -> str | None:

@@ -121,7 +121,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import (BusyError, ConfigError, DimensionError, IndexMissingError, IndexOutOfStepError, InputError,
-                      StoreError)
+                      StoreError, running_command)
 
 log = logging.getLogger(__name__)
 
@@ -177,19 +177,6 @@ _BUSY = ("another taskspace process is using the index at {}; "
          "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access")
 
 
-def _command() -> str:
-    """This process as its lock file names it: ``taskspace serve`` (the command, never its arguments, which may
-    hold a URL or a prompt), or the script's name."""
-    import sys
-
-    argv = sys.argv or ["python"]
-    name = Path(argv[0]).name if argv[0] and not argv[0].startswith("-") else "python"  # python -c: "-c"
-    if name in ("taskspace", "cli.py", "__main__.py"):
-        words = [a for a in argv[1:] if not a.startswith("-")]
-        return "taskspace" + (f" {words[0]}" if words else "")
-    return name
-
-
 #: the commands whose hold on the embedded folder another opener waits for (up to :data:`QUERY_WAIT` seconds): each
 #: answers one query and lets it go
 QUERY_COMMANDS = ("taskspace search", "taskspace models", "taskspace model", "taskspace benchmarks")
@@ -221,7 +208,7 @@ def _busy_error(path: Path, holder: str) -> BusyError:
                          "kernel)", held=held)
     if not pid.isdigit() or not command:
         return BusyError(_BUSY.format(path), held=f"another taskspace process is using the index at {path}")
-    mine = _command().split()[-1:]
+    mine = running_command(subcommands=False).split()[-1:]
     lasting = None  # what to do about a holder that keeps the folder while it runs (BusyError.lasting)
     if command.split()[-1:] == ["serve"] and mine in (["index"], ["reindex"], ["worker"]):
         # not a query the server could answer (before: "send the query to it instead", to `taskspace reindex`)
@@ -418,7 +405,7 @@ class VectorStore:
             # read and written in place (no O_APPEND: "a+" appended every write at the end, so a new holder's
             # name could not be written over the last one's)
             self._lockfile = open(os.open(self.path / ".taskspace.lock", os.O_RDWR | os.O_CREAT, 0o666), "r+")
-        except OSError as exc:  # a read-only mount, no permission: before, an OSError traceback
+        except OSError as exc:  # a read-only mount, no permission: said with what to do
             raise StoreError(
                 f"cannot open the embedded index at {self.path}: {exc.strerror or exc} ({exc.filename or self.path}); "
                 "it holds a lock file there even to read, so make the folder writable, or set TASKSPACE_HOME to a "
@@ -438,7 +425,7 @@ class VectorStore:
     def _write_holder(self) -> None:
         """Name this process in the lock file ("PID COMMAND"), for the message a second opener gets."""
         fd = self._lockfile.fileno()
-        holder = f"{os.getpid()} {_command()}\n".encode()
+        holder = f"{os.getpid()} {running_command(subcommands=False)}\n".encode()
         try:  # written over the last holder's name, then cut to this one: the file never reads empty meanwhile
             os.pwrite(fd, holder, 0)  # (before: emptied first, so an opener then was told no holder)
             os.ftruncate(fd, len(holder))
@@ -914,8 +901,9 @@ class VectorStore:
 
     def home_given(self, space: str) -> str | None:
         """What to say when this embedded store was opened on a taskspace home (``VectorStore(path=HOME)``) whose
-        ``qdrant`` folder holds ``space``'s index: to open that folder. None otherwise. Before, the index "is missing"
-        and `taskspace reindex` rebuilds it, which rebuilds TASKSPACE_HOME's and leaves the caller's call as it was."""
+        ``qdrant`` folder holds ``space``'s index: to open that folder. None otherwise. (The index "is missing" and
+        `taskspace reindex` would be wrong advice: that rebuilds TASKSPACE_HOME's and leaves the caller's call as it
+        was.)"""
         if self.path is None or not (self.path / "qdrant").is_dir():
             return None
         inner = self.path / "qdrant"
