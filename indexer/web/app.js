@@ -115,17 +115,18 @@ function errorText(e, status) {
   const nth = /^prompts\[(\d+)\]$/.exec(e.field);
   if (nth) return `prompt ${Number(nth[1]) + 1}: ` + (msg.startsWith(`${e.field}: `) ? msg.slice(e.field.length + 2) : msg);
   const leaf = e.field.split(".").pop();
-  // a filter by the form's words, as the notes say it (FILTER_LABELS): "min parameters", not "filters.min_params";
-  // one whose name is also the form's own field (filters.benchmark, "Measured on benchmark", is not the benchmark
-  // picked as the query) is named even where the message names its leaf. Before, the API's names, and for that filter
-  // "unknown benchmark 'zzz'" alone, read as the picker's
-  const label = e.field.startsWith("filters.") && FILTER_LABELS[leaf] ? FILTER_LABELS[leaf] : e.field;
-  const ambiguous = label !== e.field && $(leaf) !== null && !$("options").contains($(leaf));
-  if (msg.startsWith(`${e.field}: `)) {
-    const rest = msg.slice(e.field.length + 2);
-    return names(rest, leaf) && !ambiguous ? rest : `${label}: ${rest}`;
-  }
-  return !ambiguous && (names(msg, e.field) || names(msg, leaf)) ? msg : `${label}: ${msg}`;
+  // a filter, a knob or the compare box by the form's words, as the notes say it (FILTER_LABELS, FORM_LABELS): "min
+  // parameters", not "filters.min_params"; a message starting with the API's name has it replaced ("min prompts
+  // measured must be ...", not "min_evidence must be ..." under a box labelled "Min prompts measured"), any other is
+  // headed by it ("compare exactly these models: unknown model ...", not "models[0]: ..."; "measured on benchmark:
+  // unknown benchmark 'zzz'", which the benchmark picked as the query is not). Before, the API's names, and for that
+  // filter "unknown benchmark 'zzz'" alone, read as the picker's
+  const base = leaf.replace(/\[\d+\]$/, "");
+  const words = e.field.startsWith("filters.") ? FILTER_LABELS[base] : FORM_LABELS[base];
+  const rest = msg.startsWith(`${e.field}: `) ? msg.slice(e.field.length + 2) : msg;
+  if (words) return rest.startsWith(`${leaf} `) ? words + rest.slice(leaf.length) : `${words}: ${rest}`;
+  if (rest !== msg) return names(rest, leaf) ? rest : `${e.field}: ${rest}`;
+  return names(msg, e.field) || names(msg, leaf) ? msg : `${e.field}: ${msg}`;
 }
 
 async function api(path, options) {
@@ -415,6 +416,9 @@ function resultItem(r, rank, signal, q, space) {
 const FILTER_LABELS = { licenses: "licenses", min_params: "min parameters", max_params: "max parameters",
   pipeline_tag: "pipeline tag", exclude_gated: "exclude gated", open_only: "open weights only",
   min_evidence: "min prompts measured", benchmark: "measured on benchmark", prefer_smaller: "prefer smaller" };
+// a field of the body that is no filter -> the form's words for it, where they differ from the API's name (k and rank
+// are named so in their labels)
+const FORM_LABELS = { prefer_smaller: "prefer smaller", models: "compare exactly these models" };
 
 function renderResults(data, askedSpace) {
   const list = $("ranked");
