@@ -146,6 +146,25 @@ def test_an_error_of_a_knob_or_the_compare_box_names_it_by_the_forms_words(page_
         expect(page.locator("#models")).to_have_attribute("aria-invalid", "true")
         assert failures == []
 
+
+def test_a_task_too_large_to_send_says_so_and_marks_the_task_box(page_server):
+    """A task whose prompts, each within the limit, come to more than the server reads in one request (25 prompts of
+    3,990 CJK characters: 299 KB of UTF-8, over max_body_bytes' 256 KiB) is said to be the task, too long to send, with
+    what to do, and the task box is marked invalid. Before, the server's "the request body is 299345 bytes; the limit
+    is 262144 bytes (max_body_bytes)" alone, of a request body the page's user never sees, no field marked (found
+    walking the page with long pasted prompts)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        page.fill("#task", "\n---\n".join(["\u4e2d" * 3990] * 25))
+        page.click("#go")
+        expect(status).to_contain_text("error: the task is too long to send: its 25 prompts are")
+        expect(status).to_contain_text("shorten its prompts or give fewer")
+        expect(page.locator("#task")).to_have_attribute("aria-invalid", "true")
+        assert failures == []
+
 def _need_browser() -> None:
     reason = _browser_or_reason()
     if reason:

@@ -156,6 +156,7 @@ async function api(path, options) {
   if (!res.ok) {
     const err = new Error(errorText(body.error || {}, res.status));
     err.field = (body.error || {}).field || null;  // the field it names, marked in the form (markInvalid)
+    err.code = (body.error || {}).code || null;
     err.status = res.status;
     // a 503's Retry-After: the whole seconds the server expects it to last (a pass publishing the benchmark or index
     // asked for, an encoder's next load); absent where it does not know (docs/SERVING.md "Errors")
@@ -620,6 +621,15 @@ async function runSearch(p, asked = false, attempt = 0) {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (mine === view) { renderResults(data, body.space); loadBenchmarks(); if (!spacesListed) loadSpaces(); }
   } catch (err) {
+    // a task over the bytes the server reads in one request (max_body_bytes; its prompts each within their limit): said
+    // of the task, which is marked, with what to do (before: the server's "the request body is N bytes ...", of a
+    // request the user never sees, no field marked)
+    if (err.code === "body_too_large" && body.prompts) {
+      const n = body.prompts.length;
+      err.message = `the task is too long to send: ${n === 1 ? "its prompt is" : `its ${count(n)} prompts are`} more than ` +
+        `the server reads in one search (${err.message}): shorten its prompts or give fewer`;
+      err.field = "prompts";
+    }
     if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
     waiting();
