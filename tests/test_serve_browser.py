@@ -165,6 +165,28 @@ def test_a_task_too_large_to_send_says_so_and_marks_the_task_box(page_server):
         expect(page.locator("#task")).to_have_attribute("aria-invalid", "true")
         assert failures == []
 
+
+def test_the_notes_and_caveats_of_an_answer_are_announced_to_a_screen_reader(page_server):
+    """The notes and caveats under the status ("none of these 4 models was measured near this query", "no calibrated
+    signal ...", "far from everything measured ...": how to read every result) are in a polite live region that is
+    there before the answer comes, so a screen reader says them after the status, as it says the status. Before, only
+    the status line was live: the caveat box appeared (from hidden) outside any live region and was never announced,
+    so a screen-reader user heard "4 model(s) ranked" and not that no model was measured near the query (found reading
+    the page's accessibility tree)."""
+    from playwright.sync_api import expect
+
+    live = """(id) => { const r = document.getElementById(id).closest('[aria-live]');
+                       return r && r.id !== 'status' && getComputedStyle(r).display !== 'none' ? r.getAttribute('aria-live') : null; }"""
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/")
+        # before any answer: the region is in the page, rendered, so what is put in it later is announced
+        assert page.evaluate(live, "notes") == "polite"
+        assert page.evaluate(live, "caveats") == "polite"
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha%3F")
+        expect(page.locator("#status")).to_contain_text("ranked")
+        assert page.evaluate(live, "notes") == "polite" and page.evaluate(live, "caveats") == "polite"
+        assert failures == []
+
 def _need_browser() -> None:
     reason = _browser_or_reason()
     if reason:
