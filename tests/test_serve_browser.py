@@ -126,6 +126,67 @@ def _release_and_wait_read(page, route, ending: str) -> None:
                            arg=[ending, before], timeout=EXPECT_TIMEOUT_MS)
 
 
+
+def test_an_error_of_a_knob_or_the_compare_box_names_it_by_the_forms_words(page_server):
+    """An error of a knob or of the compare box says it by the form's label, as a filter's does: "min prompts measured
+    must be ...", "prefer smaller must be ...", "compare exactly these models: unknown model ...". Before, the API's
+    names, "min_evidence must be a non-negative integer, not -1" under a box labelled "Min prompts measured", and
+    "models[0]: unknown model ..." (found walking the page: typing -1 in each knob and an unknown model)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?q=What+is+item+3%3F&min_evidence=-1")
+        expect(status).to_have_text("error: min prompts measured must be a non-negative integer, not -1")
+        expect(page.locator("#min_evidence")).to_have_attribute("aria-invalid", "true")
+        page.goto(page_server + "/?q=What+is+item+3%3F&prefer_smaller=-1")
+        expect(status).to_have_text("error: prefer smaller must be a number from 0 to 100 (e.g. 0.1), not -1")
+        page.goto(page_server + "/?q=What+is+item+3%3F&models=nosuchmodel")
+        expect(status).to_contain_text("error: compare exactly these models: unknown model 'nosuchmodel'")
+        expect(page.locator("#models")).to_have_attribute("aria-invalid", "true")
+        assert failures == []
+
+
+def test_a_task_too_large_to_send_says_so_and_marks_the_task_box(page_server):
+    """A task whose prompts, each within the limit, come to more than the server reads in one request (25 prompts of
+    3,990 CJK characters: 299 KB of UTF-8, over max_body_bytes' 256 KiB) is said to be the task, too long to send, with
+    what to do, and the task box is marked invalid. Before, the server's "the request body is 299345 bytes; the limit
+    is 262144 bytes (max_body_bytes)" alone, of a request body the page's user never sees, no field marked (found
+    walking the page with long pasted prompts)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        page.fill("#task", "\n---\n".join(["\u4e2d" * 3990] * 25))
+        page.click("#go")
+        expect(status).to_contain_text("error: the task is too long to send: its 25 prompts are")
+        expect(status).to_contain_text("shorten its prompts or give fewer")
+        expect(page.locator("#task")).to_have_attribute("aria-invalid", "true")
+        assert failures == []
+
+
+def test_the_notes_and_caveats_of_an_answer_are_announced_to_a_screen_reader(page_server):
+    """The notes and caveats under the status ("none of these 4 models was measured near this query", "no calibrated
+    signal ...", "far from everything measured ...": how to read every result) are in a polite live region that is
+    there before the answer comes, so a screen reader says them after the status, as it says the status. Before, only
+    the status line was live: the caveat box appeared (from hidden) outside any live region and was never announced,
+    so a screen-reader user heard "4 model(s) ranked" and not that no model was measured near the query (found reading
+    the page's accessibility tree)."""
+    from playwright.sync_api import expect
+
+    live = """(id) => { const r = document.getElementById(id).closest('[aria-live]');
+                       return r && r.id !== 'status' && getComputedStyle(r).display !== 'none' ? r.getAttribute('aria-live') : null; }"""
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/")
+        # before any answer: the region is in the page, rendered, so what is put in it later is announced
+        assert page.evaluate(live, "notes") == "polite"
+        assert page.evaluate(live, "caveats") == "polite"
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha%3F")
+        expect(page.locator("#status")).to_contain_text("ranked")
+        assert page.evaluate(live, "notes") == "polite" and page.evaluate(live, "caveats") == "polite"
+        assert failures == []
+
 def _need_browser() -> None:
     reason = _browser_or_reason()
     if reason:
@@ -438,15 +499,19 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         # filter was dropped: min_evidence=abc ranked every model); a non-integer k is sent as given, not truncated
         # (before: k=2.7 gave 2 results)
         status = page.locator("#status")
-        for qs, words in (("prefer_smaller=1e9", "error: prefer_smaller must be a number from 0 to 100"),
+        for qs, words in (("prefer_smaller=1e9", "error: prefer smaller must be a number from 0 to 100"),
                           ("k=abc", "error: k: not a number"), ("prefer_smaller=abc", "error: prefer_smaller: not a number"),
                           ("min_evidence=abc", "error: min_evidence: not a number"), ("k=Infinity", "error: k: not a number"),
                           ("k=2.7", "error: k must be a positive integer, at most 100, not 2.7"),
-                          ("min_evidence=2.5", "error: min_evidence must be a non-negative integer, not 2.5")):
+                          ("min_evidence=2.5", "error: min prompts measured must be a non-negative integer, not 2.5")):
             page.goto(page_server + "/?q=What+is+item+3&" + qs)
             expect(status).to_contain_text(words)
             field = qs.split("=")[0]
-            assert status.inner_text().count(field) == 1 and "None" not in status.inner_text(), status.inner_text()
+            # named once, by the API's name or the form's words for it
+            said = status.inner_text()
+            words = {"prefer_smaller": "prefer smaller", "min_evidence": "min prompts measured"}.get(field)
+            assert said.count(field) + (said.count(words) if words else 0) == 1, said
+            assert "None" not in said, said
             expect(page.locator("#ranked > li.result")).to_have_count(0)
         # a flag in the URL: true/false/1/0 in any case (before: only 1 counted, open_only=true was ignored);
         # another word is an error naming it
@@ -460,7 +525,7 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         assert answers["TRUE"] == answers["true"] == answers["1"]
         assert answers["0"] == answers["False"] and "open weights only" not in answers["0"][1] and not answers["0"][2]
         page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
-        expect(status).to_have_text("error: exclude_gated must be true or false, not \"yes\"")
+        expect(status).to_have_text("error: exclude gated must be true or false, not \"yes\"")
         # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
         # (before: nothing); a page opened without a query stays quiet
         page.goto(page_server + "/")
@@ -1776,7 +1841,7 @@ def test_a_value_out_of_a_knobs_range_is_said_even_with_the_filters_closed(page_
         page.fill("#k", "10")
         page.fill("#min_evidence", "2.5")
         page.click("#go")
-        expect(status).to_have_text("error: min_evidence must be a non-negative integer, not 2.5")
+        expect(status).to_have_text("error: min prompts measured must be a non-negative integer, not 2.5")
         page.fill("#min_evidence", "")
         page.click("#go")
         expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")

@@ -115,17 +115,18 @@ function errorText(e, status) {
   const nth = /^prompts\[(\d+)\]$/.exec(e.field);
   if (nth) return `prompt ${Number(nth[1]) + 1}: ` + (msg.startsWith(`${e.field}: `) ? msg.slice(e.field.length + 2) : msg);
   const leaf = e.field.split(".").pop();
-  // a filter by the form's words, as the notes say it (FILTER_LABELS): "min parameters", not "filters.min_params";
-  // one whose name is also the form's own field (filters.benchmark, "Measured on benchmark", is not the benchmark
-  // picked as the query) is named even where the message names its leaf. Before, the API's names, and for that filter
-  // "unknown benchmark 'zzz'" alone, read as the picker's
-  const label = e.field.startsWith("filters.") && FILTER_LABELS[leaf] ? FILTER_LABELS[leaf] : e.field;
-  const ambiguous = label !== e.field && $(leaf) !== null && !$("options").contains($(leaf));
-  if (msg.startsWith(`${e.field}: `)) {
-    const rest = msg.slice(e.field.length + 2);
-    return names(rest, leaf) && !ambiguous ? rest : `${label}: ${rest}`;
-  }
-  return !ambiguous && (names(msg, e.field) || names(msg, leaf)) ? msg : `${label}: ${msg}`;
+  // a filter, a knob or the compare box by the form's words, as the notes say it (FILTER_LABELS, FORM_LABELS): "min
+  // parameters", not "filters.min_params"; a message starting with the API's name has it replaced ("min prompts
+  // measured must be ...", not "min_evidence must be ..." under a box labelled "Min prompts measured"), any other is
+  // headed by it ("compare exactly these models: unknown model ...", not "models[0]: ..."; "measured on benchmark:
+  // unknown benchmark 'zzz'", which the benchmark picked as the query is not). Before, the API's names, and for that
+  // filter "unknown benchmark 'zzz'" alone, read as the picker's
+  const base = leaf.replace(/\[\d+\]$/, "");
+  const words = e.field.startsWith("filters.") ? FILTER_LABELS[base] : FORM_LABELS[base];
+  const rest = msg.startsWith(`${e.field}: `) ? msg.slice(e.field.length + 2) : msg;
+  if (words) return rest.startsWith(`${leaf} `) ? words + rest.slice(leaf.length) : `${words}: ${rest}`;
+  if (rest !== msg) return names(rest, leaf) ? rest : `${e.field}: ${rest}`;
+  return names(msg, e.field) || names(msg, leaf) ? msg : `${e.field}: ${msg}`;
 }
 
 async function api(path, options) {
@@ -155,6 +156,7 @@ async function api(path, options) {
   if (!res.ok) {
     const err = new Error(errorText(body.error || {}, res.status));
     err.field = (body.error || {}).field || null;  // the field it names, marked in the form (markInvalid)
+    err.code = (body.error || {}).code || null;
     err.status = res.status;
     // a 503's Retry-After: the whole seconds the server expects it to last (a pass publishing the benchmark or index
     // asked for, an encoder's next load); absent where it does not know (docs/SERVING.md "Errors")
@@ -415,6 +417,9 @@ function resultItem(r, rank, signal, q, space) {
 const FILTER_LABELS = { licenses: "licenses", min_params: "min parameters", max_params: "max parameters",
   pipeline_tag: "pipeline tag", exclude_gated: "exclude gated", open_only: "open weights only",
   min_evidence: "min prompts measured", benchmark: "measured on benchmark", prefer_smaller: "prefer smaller" };
+// a field of the body that is no filter -> the form's words for it, where they differ from the API's name (k and rank
+// are named so in their labels)
+const FORM_LABELS = { prefer_smaller: "prefer smaller", models: "compare exactly these models" };
 
 function renderResults(data, askedSpace) {
   const list = $("ranked");
@@ -616,6 +621,15 @@ async function runSearch(p, asked = false, attempt = 0) {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (mine === view) { renderResults(data, body.space); loadBenchmarks(); if (!spacesListed) loadSpaces(); }
   } catch (err) {
+    // a task over the bytes the server reads in one request (max_body_bytes; its prompts each within their limit): said
+    // of the task, which is marked, with what to do (before: the server's "the request body is N bytes ...", of a
+    // request the user never sees, no field marked)
+    if (err.code === "body_too_large" && body.prompts) {
+      const n = body.prompts.length;
+      err.message = `the task is too long to send: ${n === 1 ? "its prompt is" : `its ${count(n)} prompts are`} more than ` +
+        `the server reads in one search (${err.message}): shorten its prompts or give fewer`;
+      err.field = "prompts";
+    }
     if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
     waiting();
