@@ -364,17 +364,21 @@ def _text(value):
 
 
 def _name(value):
-    from .records import name_problem
+    """A name option's problem (a model, benchmark, pipeline tag or space): :func:`indexer.records.name_problem`'s, or
+    invisible characters alone, which name nothing (the library refuses such a benchmark or filter as it refuses a
+    prompt of them); a usage error naming the option, as for a blank one, ``--license`` and PROMPT."""
+    from .records import INVISIBLE_ONLY, is_blank, name_problem
 
-    return name_problem(value)
+    return name_problem(value) or (f"holds {INVISIBLE_ONLY}" if is_blank(value) else None)
 
 
 def _licence(value):
-    """A ``--license`` value's problem: a name's (:func:`_name`), or commas and spaces alone, which name no license
+    """A ``--license`` value's problem: a name's (:func:`indexer.records.name_problem`), or commas and spaces alone, which name no license
     (the library splits a value at its commas, :class:`indexer.find.Filters`, and refuses one naming none)."""
     from .find import licence_names
+    from .records import name_problem
 
-    return _name(value) or (None if licence_names(value) else
+    return name_problem(value) or (None if licence_names(value) else
                             "names no license (commas, spaces or invisible characters alone); give a license "
                             "name such as mit")
 
