@@ -177,6 +177,7 @@ FIND = [
     ("prefer-smaller-negative", {"prompts": [PROMPT], "prefer_smaller": -1}, {"cli": "--prefer-smaller"}),
     ("unknown-model", {"prompts": [PROMPT], "models": ["org/m1", "org/nope"]}, {}),
     ("blank-model", {"prompts": [PROMPT], "models": [" "]}, {"cli": "--model"}),
+    ("invisible-model", {"prompts": [PROMPT], "models": ["org/m1", "\u200b"]}, {"cli": "--model"}),
     ("bad-size", {"prompts": [PROMPT], "filters": {"max_params": "eight"}}, {"cli": "--max-params"}),
     ("sizes-crossed", {"prompts": [PROMPT], "filters": {"min_params": "8B", "max_params": "1B"}}, {"cli": "--min-params"}),
     ("unknown-measured-on", {"prompts": [PROMPT], "filters": {"benchmark": "gamma"}}, {}),
@@ -277,3 +278,27 @@ def test_the_benchmark_list_is_the_same_on_every_surface(client, capsys):
 
     same_everywhere(library(list_benchmarks), client.get("/v1/benchmarks"), cli_json(capsys, "benchmarks", "--json"),
                     key="benchmarks")
+
+
+@pytest.mark.parametrize("field,value", [("benchmark", "\u200b"), ("models", ["\u200b"]), ("prompts", ["\ufeff"])])
+def test_a_name_of_invisible_characters_alone_is_bad_input_whichever_field_names_it(client, field, value):
+    """A benchmark, a model (compare mode, a model page) or a prompt holding only invisible characters (a zero-width
+    space, a byte order mark) is refused as bad input naming its field (422), the same on each; before, a model of
+    them was looked up, "unknown model '\\u200b'" (404), where a benchmark or a prompt of them was a 422."""
+    from indexer import find_models, model_detail
+    from indexer.errors import InputError
+
+    r = client.post("/v1/find", json={"prompts": [PROMPT], **{field: value}} if field != "prompts" else {field: value})
+    item = field if field == "benchmark" else f"{field}[0]"
+    if field == "benchmark":
+        r = client.post("/v1/find", json={field: value})
+    assert r.status_code == 422 and r.json()["error"]["field"] == item, r.text
+    assert "only invisible characters" in r.json()["error"]["message"], r.text
+    with pytest.raises(InputError, match="only invisible characters") as got:
+        model_detail("\u200b")
+    assert got.value.item == "model"
+    r = client.get("/v1/models/%E2%80%8B")
+    assert r.status_code == 422 and r.json()["error"] == {"code": "invalid_input", "message": str(got.value),
+                                                          "field": "model"}, r.text
+    with pytest.raises(InputError, match="only invisible characters"):
+        find_models(PROMPT, models=["org/m1", "\u200b"])
