@@ -302,3 +302,21 @@ def test_a_name_of_invisible_characters_alone_is_bad_input_whichever_field_names
                                                           "field": "model"}, r.text
     with pytest.raises(InputError, match="only invisible characters"):
         find_models(PROMPT, models=["org/m1", "\u200b"])
+
+
+@pytest.mark.parametrize("space", [" ", "\u200b", "\ufeff "])
+def test_a_space_of_blanks_or_invisible_characters_alone_is_refused_alike_by_the_api_and_the_cli(client, capsys, space):
+    """`space` holding only spaces or invisible characters names no space: the HTTP API refuses it as malformed
+    (422 naming `space`) in the body and as a query parameter, and the CLI's `--space` as a usage error naming the option
+    (exit 2), as each refuses a blank benchmark. Before, a zero-width space was looked up and answered 404 "space ''
+    is not a known space" (a name the client never sent) where a space of spaces was a 422, and the CLI said
+    "--space '' is not a known space" for either."""
+    from urllib.parse import quote
+
+    for r in (client.post("/v1/find", json={"prompts": [PROMPT], "space": space}),
+              client.get("/v1/models?space=" + quote(space)), client.get("/v1/models/org/m1?space=" + quote(space))):
+        assert r.status_code == 422 and r.json()["error"]["field"] == "space", r.text
+        assert "''" not in r.json()["error"]["message"], r.text
+    for args in (["search", PROMPT], ["models"], ["model", "org/m1"]):
+        code, said = cli_json(capsys, *args, "--space", space, "--json")
+        assert code == 2 and "Invalid value for '--space'" in said["error"], said
