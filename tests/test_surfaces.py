@@ -250,6 +250,7 @@ def test_a_model_page_is_the_same_on_every_surface(client, capsys, model_id, cli
     ({"benchmark": "beta", "limit": 50}, ["-b", "beta", "--limit", "50"], None),
     ({"license": "mit", "max_params": "8B", "limit": 50}, ["--license", "mit", "--max-params", "8B", "--limit", "50"], None),
     ({"open_only": "true", "min_evidence": 10, "limit": 50}, ["--open-only", "--min-evidence", "10", "--limit", "50"], None),
+    ({"license": " MIT,apache-2.0", "limit": 50}, ["--license", " MIT,apache-2.0", "--limit", "50"], None),
     ({"offset": 9, "limit": 50}, ["--offset", "9", "--limit", "50"], None),
     ({"benchmark": "gamma", "limit": 50}, ["-b", "gamma", "--limit", "50"], None),
     ({"benchmark": "\u200b", "limit": 50}, ["-b", "\u200b", "--limit", "50"], "--benchmark"),
