@@ -321,3 +321,22 @@ def test_a_space_of_blanks_or_invisible_characters_alone_is_refused_alike_by_the
     for args in (["search", PROMPT], ["models"], ["model", "org/m1"]):
         code, said = cli_json(capsys, *args, "--space", space, "--json")
         assert code == 2 and "Invalid value for '--space'" in said["error"], said
+
+
+def test_a_blank_space_is_bad_input_in_the_library_and_a_usage_error_of_every_commands_space(client, capsys):
+    """`space` of blanks or invisible characters alone names no space: the library refuses it as bad input naming
+    `space` (an InputError: the HTTP API's 422), not as an unknown space whose message quoted a name nobody gave
+    (`space='' is not a known space`, a NotFoundError: 404); each command's `--space` (and `spaces drop NAME`) as a usage
+    error naming it."""
+    from indexer import find_models, list_models, model_detail
+    from indexer.errors import InputError
+
+    for call in (lambda: find_models(PROMPT, space=" "), lambda: list_models(space="\u200b"),
+                 lambda: model_detail("org/m1", space="\ufeff")):
+        with pytest.raises(InputError) as got:
+            call()
+        assert got.value.item == "space" and "''" not in str(got.value), str(got.value)
+    for args in (["reindex", "--space", " "], ["check", "--space", "\u200b"], ["spaces", "drop", " "],
+                 ["publish", "org/name", "--space", "\u200b", "--dry-run", "out"]):
+        code, said = cli_json(capsys, *args, "--json")
+        assert code == 2 and re.search(r"Invalid value for '(--space|NAME)'", said["error"]), (args, said)
