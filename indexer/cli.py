@@ -539,7 +539,7 @@ def _kinds_option(value: Optional[list[str]]) -> Optional[list[str]]:
 
 @app.command()
 def reindex(
-    space: Optional[str] = typer.Option(None, "--space", help="Only this space: its index name, SQL id or encoder name (default: every space)."),
+    space: Optional[str] = typer.Option(None, "--space", callback=cli_find._name_option, help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     kind: list[str] = typer.Option(None, "--kind", callback=_kinds_option,
                                    help="Only these collections (repeatable): models, benchmarks, prompts."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
@@ -588,7 +588,7 @@ def reindex(
 
 @app.command()
 def check(
-    space: Optional[str] = typer.Option(None, "--space", help="Only this space: its index name, SQL id or encoder name (default: every space)."),
+    space: Optional[str] = typer.Option(None, "--space", callback=cli_find._name_option, help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, or when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results).

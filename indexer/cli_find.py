@@ -364,17 +364,21 @@ def _text(value):
 
 
 def _name(value):
-    from .records import name_problem
+    """A name option's problem (a model, benchmark, pipeline tag or space): :func:`indexer.records.name_problem`'s, or
+    invisible characters alone, which name nothing (the library refuses such a benchmark or filter as it refuses a
+    prompt of them); a usage error naming the option, as for a blank one, ``--license`` and PROMPT."""
+    from .records import INVISIBLE_ONLY, is_blank, name_problem
 
-    return name_problem(value)
+    return name_problem(value) or (f"holds {INVISIBLE_ONLY}" if is_blank(value) else None)
 
 
 def _licence(value):
-    """A ``--license`` value's problem: a name's (:func:`_name`), or commas and spaces alone, which name no license
+    """A ``--license`` value's problem: a name's (:func:`indexer.records.name_problem`), or commas and spaces alone, which name no license
     (the library splits a value at its commas, :class:`indexer.find.Filters`, and refuses one naming none)."""
     from .find import licence_names
+    from .records import name_problem
 
-    return _name(value) or (None if licence_names(value) else
+    return name_problem(value) or (None if licence_names(value) else
                             "names no license (commas, spaces or invisible characters alone); give a license "
                             "name such as mit")
 
@@ -438,7 +442,7 @@ def search(
                                          help="Rank by score - ALPHA x log10(parameters), ALPHA from 0 to 100: with the default method the score is the logit the calibration maps to the probability, p = sigmoid(bend(score + c)), c one constant per query (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: list[Rank] = typer.Option([Rank.probability], "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: list[int] = typer.Option([3], "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
-    space: Optional[list[str]] = typer.Option(None, "--space", help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),
+    space: Optional[list[str]] = typer.Option(None, "--space", callback=_name_option, help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as one JSON object."),
 ) -> None:
     """Find the models most likely to succeed on a task: prompts, a prompts file or a benchmark.
@@ -705,7 +709,7 @@ def models(
     offset: list[int] = typer.Option([0], "--offset", min=0, help="Skip this many."),
     limit: Optional[list[int]] = typer.Option(None, "--limit", "-n", min=1,
                                         help="At most this many (1 or more; default: every model)."),
-    space: Optional[list[str]] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
+    space: Optional[list[str]] = typer.Option(None, "--space", callback=_name_option, help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer of GET /v1/models: {models, offset, limit "
                                  "(null without --limit), total, next_offset, missing_metadata}."),
 ) -> None:
@@ -796,7 +800,7 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 
 def model(
     model_id: str = typer.Argument(..., metavar="ID", callback=_name_option, help="A model: its Hub id, or any name a source gave it."),
-    space: Optional[list[str]] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
+    space: Optional[list[str]] = typer.Option(None, "--space", callback=_name_option, help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one model: its benchmarks with observed accuracy, and where it is strongest relative to the others.

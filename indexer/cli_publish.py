@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from .cli_find import _name_option
+
 
 def _repo_id(value: str) -> str:
     """``publish ORG/NAME``: a Hub repo id, checked while the arguments are parsed (a usage error, exit 2, as the
@@ -38,7 +40,7 @@ def _pull_source(value: str) -> str:
 
 def publish(
     repo: str = typer.Argument(..., metavar="ORG/NAME", callback=_repo_id, help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
-    space: Optional[str] = typer.Option(None, "--space", help="Only this space (index name, SQL id or encoder name)."),
+    space: Optional[str] = typer.Option(None, "--space", callback=_name_option, help="Only this space (index name, SQL id or encoder name)."),
     private: bool = typer.Option(False, "--private", help="Create the dataset private (when it does not exist yet)."),
     dry_run: Optional[str] = typer.Option(None, "--dry-run", metavar="DIR",
                                           help="Write the files a publish would commit into DIR; contact no one."),

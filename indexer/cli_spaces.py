@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from .cli_find import _name_option
+
 app = typer.Typer(help="The embedding spaces of this home (one per encoder and method indexed or pulled): `taskspace "
                        "spaces` lists each one's encoder, method, dimension, models, how many are stale and the command "
                        "that re-solves them, and marks the default (the one a search without --space takes) and the "
@@ -100,7 +102,7 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
 
 @app.command("drop")
 def drop(
-    space: str = typer.Argument(..., metavar="NAME", help="The space: its index name (as `taskspace spaces` lists it), SQL id or encoder name."),
+    space: str = typer.Argument(..., metavar="NAME", callback=_name_option, help="The space: its index name (as `taskspace spaces` lists it), SQL id or encoder name."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
     force: bool = typer.Option(False, "--force", help="Drop the default space too."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),

@@ -765,6 +765,8 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
             raise InputError(f"a model name must be a string, not {type(n).__name__}", item=at)
         if not n.strip():
             raise InputError("a model name must be a non-empty string", item=at)
+        if why := invisible_only("a model name", n):  # "\u200b": refused as a benchmark or a prompt of it is (before,
+            raise InputError(why, item=at)  # looked up: "unknown model", a 404 where those were a 422)
         if name_problem(n):
             raise InputError(f"the model name {n[:60]!r} {name_problem(n)}", item=at)
     known_alias = store.resolve_aliases(names)

@@ -1746,13 +1746,19 @@ def _check_json_types(args: dict) -> None:
 def _check_space(sp) -> None:
     """A ``space`` given (the body's field, the ``?space=`` parameter) is a non-empty string or (in the body) a space's
     SQL id as a JSON integer (the ``id`` ``GET /v1/spaces`` lists; before, 422 "not a number", though the id is what
-    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it."""
+    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it: blanks and invisible characters alone name none."""
+    import json
+
+    from .records import INVISIBLE_ONLY, is_blank
+
     if isinstance(sp, int) and not isinstance(sp, bool):
         return
-    if sp is not None and (not isinstance(sp, str) or not sp.strip()):
+    # invisible characters alone (a zero-width space) name no space either: refused as blanks are, not looked up
+    if sp is not None and (not isinstance(sp, str) or is_blank(sp)):
+        said = (_json_type(sp) if not isinstance(sp, str) else "an empty string" if not sp.strip() else
+                f"{json.dumps(sp[:40])}, which holds {INVISIBLE_ONLY}")  # escaped: the characters show
         raise ApiError(422, "invalid_request", f"space must be a space's name or id (a non-empty string, or the id as an "
-                       f"integer, as `taskspace spaces` and GET /v1/spaces list them), not "
-                       f"{_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
+                       f"integer, as `taskspace spaces` and GET /v1/spaces list them), not {said}", "space")
 
 
 def _whole(value):

@@ -96,6 +96,11 @@ def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | N
     # spaces and invisible characters around a name are no part of it, as a benchmark's or a filter's (before: `" 1 "`
     # was "not a known space")
     s = strip_invisible(str(space))
+    if not s:  # blanks or invisible characters alone name no space: bad input, as a blank benchmark is (not looked up)
+        from .errors import InputError
+
+        raise InputError(f"space must be a space's index name, SQL id or encoder name, not {str(space)[:40]!r} (blank, "
+                         "or only invisible characters); `taskspace spaces` lists them", item="space")
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
         # the encoder's name, whole or after a "/" (all-MiniLM-L6-v2 for sentence-transformers/all-MiniLM-L6-v2): a

@@ -612,11 +612,15 @@ def test_an_empty_stdin_is_named_as_stdin_not_as_a_file_named_dash():
     (["model", " "], "Invalid value for 'ID': ' ' is empty"),
     (["models", "--license", "\u200b"], "Invalid value for '--license': the 1st: '\\u200b' names no license (commas, "
                                         "spaces or invisible characters alone)"),
+    (["search", "x", "--measured-on", "\u200b"], "Invalid value for '--measured-on': '\\u200b' holds only invisible "
+                                                 "characters"),
+    (["model", "\ufeff"], "Invalid value for 'ID': '\\ufeff' holds only invisible characters"),
 ])
 def test_a_blank_text_value_is_a_usage_error_naming_the_option_and_which(args, says):
     """A blank PROMPT, `--model`, `--benchmark`, `--measured-on`, `--pipeline-tag` or `--license` of `search` (and
     `models`; a `--license` of commas and spaces alone, too: before, the library's "licenses[0] names no license",
-    exit 1, naming no option) is a usage error (exit 2, one line) naming the option and, for a repeatable one, which value, before any
+    exit 1, naming no option; a name of invisible characters alone, too: before, the library's "benchmark must have
+    visible text", exit 1, for `--measured-on`, and "unknown model" for a model) is a usage error (exit 2, one line) naming the option and, for a repeatable one, which value, before any
     store is opened (no home here); before, the library's input error (exit 1) naming its own argument:
     "prompts[0]: a prompt must be a non-empty string" (0-based), "models: ...", "filters.pipeline_tag: ...", and
     `-b ""` said no task was given."""
