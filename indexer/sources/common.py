@@ -434,6 +434,28 @@ def dos_eof_dropped(text: str) -> str:
     return text[:-1] if text.endswith(DOS_EOF) else text
 
 
+def json_document(text: str):
+    """The JSON value of a whole file's ``text`` (a results file), read as a table file's JSON is: the DOS end-of-file
+    byte (:data:`DOS_EOF`, one or more) after the value, before or after whitespace, is dropped (old DOS/Windows tools
+    end a file with it; before, "Extra data" and the file not read). Other text after the value stays an error:
+    :func:`json_problem` says where and what to do."""
+    end = text.rstrip(" \t\r\n" + DOS_EOF)  # (JSON's own whitespace is " \t\r\n")
+    return json.loads(end if end != text and DOS_EOF in text[len(end):] else text)
+
+
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """What a whole JSON file (:func:`json_document`) that does not parse is told, with its line and column: text after
+    its value (two files joined, a log line appended) says so, what the text starts with and to remove it; a comma
+    before a closing bracket says to remove it (:func:`trailing_comma`)."""
+    if exc.msg == "Extra data":
+        start = exc.doc[exc.pos:].split("\n", 1)[0].strip()[:40]
+        return (f"text after its JSON value at line {exc.lineno} column {exc.colno} ({start!r}), which JSON does not "
+                "allow: remove it")
+    where = f"{exc.msg} line {exc.lineno} column {exc.colno}" if exc.msg.endswith(" at") else \
+        f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    return where + trailing_comma(exc.doc, exc)
+
+
 #: what a malformed CSV row holding a lone carriage return is told (its field count broke there: a file mixing line
 #: ends, `\r` after some rows and `\n` after others)
 _LONE_CR_SAID = ("the line holds a carriage return (\\r) not followed by a line feed, which ends no line in a file whose "
