@@ -154,14 +154,18 @@ def other_compression(path: Path, depth: int = 3) -> tuple[str, Path] | None:
             files.extend(e for e in entries if not e.is_dir())
             deeper.extend(e for e in entries if e.is_dir() and not e.name.startswith("."))
         level = deeper
-    for f in files:
-        suffix = f.suffix.lower()
-        if suffix in OTHER_COMPRESSIONS and table_ext(f.with_suffix("")) is not None:
-            tool, undo = OTHER_COMPRESSIONS[suffix]
-            return (f"compressed with {tool}, which taskspace does not read: decompress it ({undo} {f.name}, or the "
-                    f"folder's files at once), or compress it with gzip instead ({f.with_suffix('').name}.gz), which "
-                    "is read as the file itself"), f
-    return None
+    found = [f for f in files if f.suffix.lower() in OTHER_COMPRESSIONS and table_ext(f.with_suffix("")) is not None]
+    if not found:
+        return None
+    f = found[0]
+    tool, undo = OTHER_COMPRESSIONS[f.suffix.lower()]
+    # the others of a folder (`zstd -r` over it) named too: before, only the first, the rest found one ingest at a time
+    more = [str(g.relative_to(path)) for g in found[1:6]]
+    also = (f"; so are {len(found) - 1} more file(s) of this folder: {', '.join(more)}"
+            f"{f', ... ({len(found) - 6} more)' if len(found) > 6 else ''}" if more else "")
+    return (f"compressed with {tool}, which taskspace does not read: decompress it ({undo} {f.name}, or the "
+            f"folder's files at once), or compress it with gzip instead ({f.with_suffix('').name}.gz), which "
+            f"is read as the file itself{also}"), f
 
 
 def bad_utf8(text: str) -> bool:
