@@ -227,6 +227,13 @@ class NotFoundError(IndexerError, LookupError):
     """A model, benchmark, prompt, repo or file that does not exist."""
 
 
+class HiddenRepoError(NotFoundError):
+    """The Hub answered 401 to a read made without a token: it answers a repo that does not exist as it answers a
+    private or gated one, so either may be true. A NotFoundError (exit 1, as a missing repo), not a
+    :class:`GatedRepoError`: no token was refused; the message says to check the id and to set HF_TOKEN if it is the
+    user's. With a token set, a 401 stays a GatedRepoError (the token was refused)."""
+
+
 class UnknownSpaceError(NotFoundError):
     """``--space NAME`` names no space SQL holds (or several): a usage error (exit 2) naming the option and the known
     spaces, as for any other bad option value; still a NotFoundError (HTTP 404) to code that looks names up."""

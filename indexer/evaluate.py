@@ -387,11 +387,30 @@ def evaluate(
     if split in ("in-sample", "coverage", "all", "both") and (isinstance(seeds, bool) or not isinstance(seeds, int)
                                                               or not 1 <= seeds <= MAX_SEEDS):
         raise ConfigError(f"{arg('seeds', seeds)}: need 1 to {MAX_SEEDS} seeds")  # before the data is read, not after
+    made = None  # the folder of plots_dir this run created: removed if it fails before writing into it
     if plots_dir is not None:
         from .evaluation.plots import make_plots_dir
 
         # a file there, or a folder that cannot be written or created: now, not after the evaluation
-        make_plots_dir(plots_dir)
+        made = make_plots_dir(plots_dir)
+    try:
+        return _evaluate(data, split=split, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps,
+                         method=method, sweep=sweep, plots_dir=plots_dir, knn_k=knn_k, matrix=matrix,
+                         embeddings=embeddings, queries=queries, query_embeddings=query_embeddings,
+                         contestants=contestants, datasets=datasets, peers=peers, format=format)
+    except BaseException:
+        # a run that failed (a bad data path, an interrupt) before writing a plot leaves no empty folder it made;
+        # before, `evaluate --plots NEWDIR BADPATH` left NEWDIR behind, empty. A folder that existed stays.
+        if made is not None:
+            from .evaluation.plots import remove_new_plots_dir
+
+            remove_new_plots_dir(plots_dir, made)
+        raise
+
+
+def _evaluate(data, *, split, seeds, encoder, group_by, lam, eps, method, sweep, plots_dir, knn_k, matrix, embeddings,
+              queries, query_embeddings, contestants, datasets, peers, format) -> dict:
+    """:func:`evaluate` past its checks of the options and the creation of ``plots_dir``."""
     from .config import check_penalty
 
     # a bad option value: exit 2 naming it, as the others

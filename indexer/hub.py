@@ -29,7 +29,8 @@
   :class:`HubOutOfTimeError` when the deadline passed between huggingface_hub's own requests; each
   a :class:`HubOutageError`, on which a pull or an ingest reads the home's Hub cache);
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
-  GatedRepoError about the token; 404 -> :class:`NotFoundError`.
+  GatedRepoError about the token, except a 401 to a read without a token (the Hub's answer to a missing repo as to a
+  private one) -> :class:`~indexer.errors.HiddenRepoError`, a NotFoundError; 404 -> :class:`NotFoundError`.
 - One retry layer, one deadline: every request huggingface_hub sends goes through :class:`_HubTransport` (installed
   with ``huggingface_hub.set_client_factory``). Inside a :class:`HubClient` operation it raises 408/429/5xx answers
   and failed connections as :class:`_Retryable`, which huggingface_hub does not retry itself (its own retries used to
@@ -68,7 +69,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .errors import ConfigError, GatedRepoError, HubError, NotFoundError
+from .errors import ConfigError, GatedRepoError, HiddenRepoError, HubError, NotFoundError
 from .records import parameter_count
 
 log = logging.getLogger(__name__)
@@ -1271,7 +1272,15 @@ def _unavailable(what: str, repo: str, endpoint: str, status: int) -> HubUnavail
                                f"the Hub at {endpoint} answered {status}")
 
 
-def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") -> GatedRepoError:
+def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") -> GatedRepoError | HiddenRepoError:
+    if status == 401 and not has_token and what not in ("write to", "create", "check the token for"):
+        # without a token the Hub answers a repo that does not exist (deleted, renamed without a redirect, a typo) as
+        # it answers a private one, 401 (huggingface_hub: "401 is misleading"); no token was refused, so not the auth
+        # failure (exit 4) it was before, but a repo not found (exit 1) that may be private. (A gated repo's files
+        # answer 401 with X-Error-Code GatedRepo: a GatedRepoError before this is reached.)
+        return HiddenRepoError(f"the {kind} {repo} is not on the Hub at {endpoint}, or it is private or gated (without "
+                               "a token the Hub answers 401 for all three): check the id, and if it is yours or you "
+                               f"have access set HF_TOKEN or run `hf auth login` (gated: request access at {url})")
     if what == "check the token for" and status == 401:  # whoami: the token itself is refused, whatever its rights
         return GatedRepoError(f"the Hub at {endpoint} does not accept the "
                               "Hugging Face token (401: mistyped, expired or revoked), so nothing can be published to "
@@ -1284,13 +1293,6 @@ def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") ->
     if has_token:
         msg = (f"the Hub refused to let this token {what} the {kind} {repo} ({status}): if it is gated, request access at "
                f"{url}; otherwise check that HF_TOKEN is valid and has read access")
-    elif status == 401 and not what.startswith("download"):
-        # without a token the Hub answers a repo that does not exist (deleted, a typo, renamed without a redirect) as
-        # it answers a private one, 401 (huggingface_hub: "401 is misleading"); a gated repo's info and listing need
-        # none. Before, a deleted repo's metadata warning said only to request access and set a token
-        msg = (f"the {kind} {repo} needs a Hugging Face token ({status}) if it exists: without one the Hub answers a "
-               "repo that does not exist (deleted, renamed, a typo) as it answers a private one; check the id, and if it "
-               f"is private or gated request access at {url}, then set HF_TOKEN or run `hf auth login`")
     else:
         msg = (f"the {kind} {repo} needs a Hugging Face token ({status}): request access at {url} if it is gated, "
                "then set HF_TOKEN or run `hf auth login`")

@@ -37,8 +37,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import (READING_FOR, ConfigError, HubError, IndexerError, InputError, NotFoundError, accept_partial_advice,
-                     arg, once_more_if_lost, source_hint, traceback_advice)
+from .errors import (READING_FOR, ConfigError, HiddenRepoError, HubError, IndexerError, InputError, NotFoundError,
+                     accept_partial_advice, arg, once_more_if_lost, source_hint, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo, ToDict
 
 log = logging.getLogger(__name__)
@@ -703,6 +703,8 @@ class Ingester:
                 rows.append(self.hub.model_info(name))
                 if rows[-1]["key"] != name:  # renamed on the Hub, or stored in another case: one model, its id now
                     moves[name] = rows[-1]["key"]
+            except HiddenRepoError as exc:  # a 401 without a token: missing, or private (asked again: a token may come)
+                self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
             except NotFoundError:
                 self.summary.warnings.append(f"{name}: not a model on the Hub; no metadata")
                 if rec is not None:  # asked: not asked again every pass (its kind and fields stay)

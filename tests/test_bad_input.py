@@ -1250,3 +1250,17 @@ def test_a_folder_of_table_folders_is_an_error_naming_them_and_to_ingest_each(st
     assert "run1 (table)" in e.message and "run2 (table)" in e.message and "ingest each by its own path" in e.message, e
     assert str(top / "run1") in e.message, e
     assert store.load_outcomes().models == []
+
+
+def test_a_folder_of_several_zstd_tables_names_every_compressed_file(store, tmp_path):
+    """`taskspace ingest FOLDER` of a folder whose table sources were all compressed with zstd (`zstd -r`: no source
+    readable): the one error names its first compressed file and, after it, every other one (relative to the folder,
+    up to 5 then how many more), so none is left to be found by a second ingest. Before, only the first was named."""
+    top = tmp_path / "top"
+    for d in ("x", "y", "z"):
+        _prompts(top / d, ["What is 2 + 2?"])
+        (top / d / "outcomes.csv.zst").write_bytes(b"\x28\xb5\x2f\xfd compressed")
+    s = ingest(str(top), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(top / "x" / "outcomes.csv.zst") and "compressed with zstd" in e.message, e
+    assert e.message.endswith("; so are 2 more file(s) of this folder: y/outcomes.csv.zst, z/outcomes.csv.zst"), e.message

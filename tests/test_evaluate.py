@@ -2369,3 +2369,27 @@ def test_stem_queries_of_data_without_answer_options_warn(tmp_path):
     res = evaluate("x", split="oos", matrix=m, embeddings=np.eye(4), sweep=False, queries="stem")
     assert res["queries_changed"] == 0
     assert any("queries='stem'" in w and "no prompt has answer options" in w for w in res["data_warnings"]), res
+
+
+def test_a_plots_folder_the_run_created_is_removed_when_it_fails_before_writing_into_it(tmp_path, sample_embeddings,
+                                                                                        monkeypatch):
+    """`evaluate --plots NEWDIR BADPATH` (the data path does not exist): the run creates NEWDIR (and any parents it
+    needed) before its work, fails on the data, and removes the folders it created, still empty; a folder that existed
+    before the run stays, as does one a split wrote plots into before a later step failed. Before, an empty NEWDIR
+    was left behind."""
+    from indexer import evaluate as ev
+
+    new = tmp_path / "new" / "plots"
+    res = _cli_evaluate(str(tmp_path / "no_such_data"), "--plots", str(new), "--no-sweep")
+    assert res.returncode != 0 and "no_such_data" in res.stderr, res.stderr[-2000:]
+    assert not (tmp_path / "new").exists(), list((tmp_path / "new").rglob("*"))
+    old = tmp_path / "old"
+    old.mkdir()
+    with pytest.raises(InputError):
+        ev.evaluate(tmp_path / "no_such_data", split="oos", sweep=False, plots_dir=old)
+    assert old.is_dir()
+    m, D = sample_embeddings
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: (new.joinpath("a.png").write_bytes(b"x"), 1 / 0))
+    with pytest.raises(ZeroDivisionError):
+        ev.evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=new)
+    assert (new / "a.png").is_file()

@@ -388,7 +388,6 @@ def test_a_retry_after_given_as_a_date_is_waited_for(client, hub_server, sleeps)
 
 
 @pytest.mark.parametrize("token,status,words", [
-    (None, 401, "needs a Hugging Face token (401)"),
     ("hf_not_this_one", 403, "refused to let this token read model info of the model fake-org/tiny-lb (403)"),
 ])
 def test_401_and_403_say_what_to_do_with_the_token_and_are_not_retried(hub_server, sleeps, token, status, words):
@@ -402,34 +401,55 @@ def test_401_and_403_say_what_to_do_with_the_token_and_are_not_retried(hub_serve
     assert GatedRepoError.exit_code == 4
 
 
-def test_a_deleted_model_without_a_token_is_not_only_said_to_need_one(hub_server, store, tmp_path):
+def test_a_401_without_a_token_is_not_found_or_private_not_an_auth_failure(hub_server, store, tmp_path, sleeps):
     """Without a token the Hub answers a repo that does not exist (deleted, renamed without a redirect, a typo) as it
-    answers a private one, 401 (the fake Hub's `hide_missing`): the metadata warning says the repo may not exist and to
-    check the id, as well as how to read a private one; with a token the Hub says 404, "not a model on the Hub". Before,
-    a deleted model's warning said only that it needs a token and to request access if it is gated."""
+    answers a private one, 401 (the fake Hub's `hide_missing`, `require_token`): the error is a NotFoundError (exit 1,
+    as a missing repo's) saying the repo is not on the Hub, or private or gated, and to set HF_TOKEN if it is yours; not
+    retried. With a token set a 401 stays the auth error (exit 4): the token is refused. Before, every 401 was a
+    GatedRepoError (exit 4), so `taskspace ingest hub:ORG/TYPO` without a token was said to be a Hub failure."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+    from indexer.errors import HiddenRepoError
     from indexer.ingest import ingest
 
     hub_server.hide_missing = True
-    with pytest.raises(GatedRepoError, match=r"fake-org/gone needs a Hugging Face token \(401\) if it exists: without "
-                                             r"one the Hub answers a repo that does not exist .* check the id"):
-        HubClient().model_info("fake-org/gone")
-    with pytest.raises(NotFoundError):
+    hub_server.require_token("fake-org/tiny-lb", {TOKEN})
+    for repo in ("fake-org/gone", "fake-org/tiny-lb"):  # missing, private: the Hub answers both alike
+        with pytest.raises(NotFoundError) as e:
+            HubClient(sleep=sleeps.append).model_info(repo)
+        assert isinstance(e.value, HiddenRepoError) and not isinstance(e.value, HubError) and e.value.exit_code == 1
+        assert (f"the model {repo} is not on the Hub at {hub_server.url}, or it is private or gated (without a token "
+                "the Hub answers 401 for all three): check the id, and if it is yours or you have access set HF_TOKEN "
+                "or run `hf auth login`") in str(e.value), str(e.value)
+    with pytest.raises(NotFoundError) as e:  # with a token: 404, the repo does not exist
         HubClient(token=TOKEN).model_info("fake-org/gone")
-    d = _one_prompt_table(tmp_path, ("fake-org/gone", 1), ("fake-org/tiny-lb", 0))
+    assert not isinstance(e.value, HiddenRepoError)
+    hub_server.fail("/api/models/fake-org/tiny-lb", [401])  # with a token, a 401 refuses the token: exit 4
+    with pytest.raises(GatedRepoError, match=r"refused to let this token read model info .*\(401\)"):
+        HubClient(token="hf_not_this_one", sleep=sleeps.append).model_info("fake-org/tiny-lb")
+    assert sleeps == []
+    r = CliRunner().invoke(app, ["ingest", "hub:fake-org/deleted", "--no-metadata"])
+    assert r.exit_code == 1, r.output
+    assert "1 error(s): this input was not found on the Hub, nothing was ingested" in r.output.splitlines(), r.output
+    assert "the dataset fake-org/deleted is not on the Hub at" in r.output and "set HF_TOKEN" in r.output
+    # the metadata of a model the Hub answers 401: a warning saying so (asked again next pass: a token may be set)
+    d = _one_prompt_table(tmp_path, ("fake-org/gone", 1), ("fake-org/tiny-lb-x", 0))
     s = ingest(str(d), store=store)
-    assert s.metadata == 1 and len(s.warnings) == 1 and "does not exist (deleted, renamed, a typo)" in s.warnings[0]
-    assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+    assert len(s.warnings) == 2 and any("fake-org/gone: no Hub metadata (the model fake-org/gone is not on the Hub"
+                                        in w for w in s.warnings), s.warnings
+    assert store.get_model("fake-org/gone").fetched_at is None
 
 
 def test_a_private_dataset_needs_the_right_token_for_listing_and_files(hub_server, sleeps):
     hub_server.require_token(LB, {TOKEN})
-    with pytest.raises(GatedRepoError, match=r"needs a Hugging Face token \(401\)"):
+    with pytest.raises(NotFoundError, match=r"not on the Hub at .*, or it is private or gated"):
         HubClient(sleep=sleeps.append).repo_snapshot(LB)
     with pytest.raises(GatedRepoError, match=r"refused to let this token .*\(403\)"):
         HubClient(token="hf_wrong_one_1", sleep=sleeps.append).repo_snapshot(LB)
     ok = HubClient(token=TOKEN, sleep=sleeps.append)
     snap = ok.repo_snapshot(LB)
-    with pytest.raises(GatedRepoError, match=r"needs a Hugging Face token \(401\)"):
+    with pytest.raises(NotFoundError, match=r"not on the Hub at .*, or it is private or gated"):
         HubClient(sleep=sleeps.append).download(snap, ["README.md"])  # a file of the private repo, no token
     assert (ok.download(snap, ["README.md"]) / "README.md").is_file()
     assert sleeps == []

@@ -1148,3 +1148,45 @@ def test_a_copy_of_a_model_folder_beside_it_is_a_warning_naming_both(tmp_path):
     said = [w for b in batches for w in b.warnings if "fake-org__dummy-c copy" in w]
     assert len(said) == 1 and str(out / "fake-org__dummy-c") in said[0] and "fake-org/dummy-c" in said[0], said
     assert not [w for b in batches for w in b.warnings if "dummy-a" in w or "dummy-b" in w]
+
+
+@pytest.mark.parametrize("tail", ["\x1a", "\n\x1a", "\x1a\n", "\r\n\x1a\x1a", "  \n\n"])
+def test_results_files_ending_with_the_dos_eof_byte_or_whitespace_are_read(model_dir, tmp_path, tail):
+    """An lm-eval or lighteval results file ending with the DOS end-of-file byte (`\\x1a`, Ctrl-Z: old DOS/Windows
+    tools append it) and/or whitespace after its JSON object is read as the file without it, as a table file is
+    (docs/FORMATS.md). Before, lm-eval's was "unreadable results file: Extra data at column 2" (its samples not read)
+    and lighteval's "results file not read: it cannot be read as JSON (Extra data)"."""
+    expected = sorted((o.model, o.prompt_id, o.score) for o in read_source(model_dir).outcomes)
+    for f in model_dir.glob("results_*.json"):
+        f.write_bytes(f.read_bytes() + tail.encode())
+    b = read_source(model_dir)
+    assert b.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in b.outcomes) == expected
+    le = tmp_path / "le"
+    shutil.copytree(FIX / "formats" / "lighteval_0.13_output", le)
+    for f in le.rglob("results_*.json"):
+        f.write_bytes(f.read_bytes() + tail.encode())
+    b = read_source(le)
+    assert b.errors == [] and b.warnings == [] and b.outcomes, (b.errors, b.warnings)
+
+
+def test_results_files_with_other_text_after_their_json_say_where_and_what_to_do(model_dir, tmp_path):
+    """Text after a results file's JSON object other than whitespace and the DOS end-of-file byte (two runs' files
+    concatenated, a log line appended): the error (lm-eval) or warning (lighteval) names the file, the line and column
+    where the extra text starts, and says to remove it. Before, "Extra data at column 1" (lm-eval, no word of what to
+    do of it) and "it cannot be read as JSON (Extra data)" (lighteval, no position)."""
+    (r,) = [f for f in model_dir.glob("results_*.json")]
+    lines = r.read_text().count("\n")
+    r.write_text(r.read_text() + "\ndone.\n")
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (r.name, lines + 2), errs(b)
+    assert ("unreadable results file: text after its JSON value at line %d column 1 ('done.'), which JSON does not "
+            "allow: remove it" % (lines + 2)) in msg, msg
+    le = tmp_path / "le"
+    shutil.copytree(FIX / "formats" / "lighteval_0.13_output", le)
+    (res,) = le.rglob("results_*.json")
+    res.write_text(res.read_text().rstrip("\n") + "}x")
+    (w,) = read_source(le).warnings
+    assert w.startswith(f"{res}: results file not read: it cannot be read as JSON (text after its JSON value at "
+                        "line "), w
+    assert "('}x'), which JSON does not allow: remove it" in w, w

@@ -1253,3 +1253,21 @@ def test_a_servers_worker_ended_by_a_permanent_error_says_the_server_keeps_servi
     (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
     assert "exiting with code" not in line, line
     assert "keeps serving" in line and "restart" in line, line
+
+
+@pytest.mark.postgres
+def test_a_postgres_search_path_naming_no_schema_ends_the_worker(pg_url, caplog, monkeypatch):
+    """A worker whose PostgreSQL URL gives a search_path naming no schema that exists (a typo in
+    `options=-csearch_path=...`): a configuration error no later pass can get past, so the first pass logs it (naming
+    the search_path and what to do) and the worker exits 2, as for a database without the taskspace tables. Before,
+    a plain StoreError (exit 3, not permanent): the worker failed every pass with it and ran on for ever."""
+    from indexer.pipeline import run_index
+    from indexer.store import sql_migrate
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", sql_migrate.with_search_path(pg_url.split("?")[0], "nosuchschema"))
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        w = Worker("1s", lambda stop: run_index(stop=stop), max_passes=3)
+        code = w.serve()
+    failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
+    assert code == 2 and w.passes == 1 and len(failures) == 1, caplog.text
+    assert "its search_path (nosuchschema) names no schema" in failures[0] and "exiting" in failures[0], failures

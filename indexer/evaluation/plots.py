@@ -41,11 +41,17 @@ def check_plots_dir(out_dir) -> Path:
     return check_output_folder(Path(out_dir), "plots_dir", "the PNGs")
 
 
-def make_plots_dir(out_dir) -> Path:
+def make_plots_dir(out_dir) -> Path | None:
     """``out_dir`` checked (:func:`check_plots_dir`) and created: ``evaluate`` calls it before its work, so a folder
     that passes the check and still cannot be created (under ``/proc``, a read-only mount whose parent looks writable)
-    is a ConfigError before the evaluation runs; before, it failed after all of the work, and its numbers were lost."""
+    is a ConfigError before the evaluation runs; before, it failed after all of the work, and its numbers were lost.
+    Returns the outermost folder this call created (``out_dir`` or a parent), None when ``out_dir`` existed: what
+    :func:`remove_new_plots_dir` removes when the evaluation then fails before writing into it."""
     out_dir = check_plots_dir(out_dir)
+    made = None
+    probe = out_dir
+    while not (probe.exists() or probe.is_symlink()) and probe.parent != probe:
+        made, probe = probe, probe.parent
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # made a file, or unwritable, since the check
@@ -53,7 +59,26 @@ def make_plots_dir(out_dir) -> Path:
 
         raise ConfigError(f"{arg('plots_dir', str(out_dir), flag='--plots', quote=False)}: cannot be created "
                           f"({exc.strerror or exc}); give a folder to write the PNGs into") from None
-    return out_dir
+    return made
+
+
+def remove_new_plots_dir(out_dir, made: Path | None) -> None:
+    """Remove the folders :func:`make_plots_dir` created (``out_dir`` up to ``made``) that are still empty: an
+    evaluation that failed before writing a plot (a bad data path) leaves no empty folder behind. A folder holding
+    anything (a split's plots written before a later one failed), or one that existed before (``made`` None), stays."""
+    import os
+
+    if made is None:
+        return
+    folder, made = Path(out_dir).absolute(), Path(made).absolute()
+    while True:
+        try:
+            os.rmdir(folder)  # only an empty folder
+        except OSError:
+            return
+        if folder == made or folder.parent == folder:
+            return
+        folder = folder.parent
 
 
 def roc_curves(result: dict, pooled: dict, unit: str) -> list[tuple[str, np.ndarray, np.ndarray, str, str]]:
@@ -91,7 +116,8 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out_dir = make_plots_dir(out_dir)
+    make_plots_dir(out_dir)
+    out_dir = Path(out_dir)
     # every data set pooled (the data "a + b" as a path is only b); one data set: its folder's name
     names = [Path(str(d["name"])).name or str(d["name"]) for d in result.get("datasets") or []]
     title = f"{' + '.join(names) if names else Path(str(result['data'])).name} ({result['split']})"

@@ -154,14 +154,18 @@ def other_compression(path: Path, depth: int = 3) -> tuple[str, Path] | None:
             files.extend(e for e in entries if not e.is_dir())
             deeper.extend(e for e in entries if e.is_dir() and not e.name.startswith("."))
         level = deeper
-    for f in files:
-        suffix = f.suffix.lower()
-        if suffix in OTHER_COMPRESSIONS and table_ext(f.with_suffix("")) is not None:
-            tool, undo = OTHER_COMPRESSIONS[suffix]
-            return (f"compressed with {tool}, which taskspace does not read: decompress it ({undo} {f.name}, or the "
-                    f"folder's files at once), or compress it with gzip instead ({f.with_suffix('').name}.gz), which "
-                    "is read as the file itself"), f
-    return None
+    found = [f for f in files if f.suffix.lower() in OTHER_COMPRESSIONS and table_ext(f.with_suffix("")) is not None]
+    if not found:
+        return None
+    f = found[0]
+    tool, undo = OTHER_COMPRESSIONS[f.suffix.lower()]
+    # the others of a folder (`zstd -r` over it) named too: before, only the first, the rest found one ingest at a time
+    more = [str(g.relative_to(path)) for g in found[1:6]]
+    also = (f"; so are {len(found) - 1} more file(s) of this folder: {', '.join(more)}"
+            f"{f', ... ({len(found) - 6} more)' if len(found) > 6 else ''}" if more else "")
+    return (f"compressed with {tool}, which taskspace does not read: decompress it ({undo} {f.name}, or the "
+            f"folder's files at once), or compress it with gzip instead ({f.with_suffix('').name}.gz), which "
+            f"is read as the file itself{also}"), f
 
 
 def bad_utf8(text: str) -> bool:
@@ -432,6 +436,28 @@ def dos_eof_dropped(text: str) -> str:
     a last line of its own. Before, it was part of the last value (``correct value '0\x1a' is not a number``, the row
     lost) or a malformed JSON line."""
     return text[:-1] if text.endswith(DOS_EOF) else text
+
+
+def json_document(text: str):
+    """The JSON value of a whole file's ``text`` (a results file), read as a table file's JSON is: the DOS end-of-file
+    byte (:data:`DOS_EOF`, one or more) after the value, before or after whitespace, is dropped (old DOS/Windows tools
+    end a file with it; before, "Extra data" and the file not read). Other text after the value stays an error:
+    :func:`json_problem` says where and what to do."""
+    end = text.rstrip(" \t\r\n" + DOS_EOF)  # (JSON's own whitespace is " \t\r\n")
+    return json.loads(end if end != text and DOS_EOF in text[len(end):] else text)
+
+
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """What a whole JSON file (:func:`json_document`) that does not parse is told, with its line and column: text after
+    its value (two files joined, a log line appended) says so, what the text starts with and to remove it; a comma
+    before a closing bracket says to remove it (:func:`trailing_comma`)."""
+    if exc.msg == "Extra data":
+        start = exc.doc[exc.pos:].split("\n", 1)[0].strip()[:40]
+        return (f"text after its JSON value at line {exc.lineno} column {exc.colno} ({start!r}), which JSON does not "
+                "allow: remove it")
+    where = f"{exc.msg} line {exc.lineno} column {exc.colno}" if exc.msg.endswith(" at") else \
+        f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    return where + trailing_comma(exc.doc, exc)
 
 
 #: what a malformed CSV row holding a lone carriage return is told (its field count broke there: a file mixing line

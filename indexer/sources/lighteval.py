@@ -33,8 +33,8 @@ from pathlib import Path
 
 from ..errors import READING_FOR, InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import (UTF8, ErrorLog, column_shown, each_isolated, encoding_problem, example_value, json_kind,
-                     lfs_pointer_problem)
+from .common import (UTF8, ErrorLog, column_shown, each_isolated, encoding_problem, example_value, json_document,
+                     json_kind, json_problem, lfs_pointer_problem)
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -101,7 +101,7 @@ def _is_lighteval_results(path: Path) -> bool:
     if not RESULTS_RE.match(path.name):
         return False
     try:
-        data = json.loads(path.read_text(encoding=UTF8))
+        data = json_document(path.read_text(encoding=UTF8))
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and "config_general" in data
@@ -214,12 +214,13 @@ def _model_name(root: Path, unread: list[tuple[Path, str]] | None = None) -> str
                 unread.append((p, why))
             continue
         try:
-            data = json.loads(p.read_text(encoding=UTF8))
+            data = json_document(p.read_text(encoding=UTF8))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             if unread is not None:
                 empty = isinstance(exc, json.JSONDecodeError) and not exc.doc.strip()
+                why = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else exc
                 unread.append((p, "it is empty (a copy or download cut short?)" if empty else
-                               f"it cannot be read as JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc})"))
+                               f"it cannot be read as JSON ({why})"))
             continue
         if not isinstance(data, dict):  # a JSON array or string names no model, as an unreadable file (before: an
             if unread is not None:  # AttributeError, "an unexpected error ... please report it", and the model

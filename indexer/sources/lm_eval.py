@@ -33,7 +33,8 @@ from pathlib import Path
 from ..errors import READING_FOR, InputError, arg, option_hint
 from ..records import NAME_LIMIT, BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (OTHER_COMPRESSIONS, READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
-                     example_value, json_kind, json_objects, number_shown, other_compression, trailing_comma)
+                     example_value, json_document, json_kind, json_objects, json_problem, number_shown,
+                     other_compression, trailing_comma)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row
@@ -56,7 +57,7 @@ def open_text(path: Path, errors: str = "strict"):
 
 def _read_json(path: Path):
     with open_text(path) as f:
-        return json.load(f)
+        return json_document(f.read())  # (a DOS end-of-file byte after the object dropped, as in a table file)
 
 
 def results_ts(name: str) -> str | None:
@@ -419,6 +420,7 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
             data = _read_json(p)
         except json.JSONDecodeError as exc:
             why = ("it is empty (a run that stopped before writing it, a copy cut short)" if not exc.doc.strip()
+                   else json_problem(exc) if exc.msg == "Extra data"
                    else f"{exc.msg} at column {exc.colno}{trailing_comma(exc.doc, exc)}")
             problems.append((str(p), exc.lineno if exc.doc.strip() else None, f"unreadable results file: {why}; the "
                              "samples of its timestamp are not read: copy it again, or run the evaluation again"))

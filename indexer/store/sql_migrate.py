@@ -21,8 +21,8 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ..config import SECRET_PARAMS
-from ..errors import (DatabaseURLError, DatabaseUnreachableError, StoreError, file_size_limit_note, full_disk_free,
-                      unwritable)
+from ..errors import (DatabaseURLError, DatabaseUnreachableError, SchemaError, StoreError, file_size_limit_note,
+                      full_disk_free, unwritable)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 CONNECT_TIMEOUT_S = 5
@@ -405,7 +405,9 @@ def current(engine: Engine) -> str | None:
         with engine.connect() as conn:
             if conn.dialect.name == "postgresql" and conn.exec_driver_sql("select current_schema()").scalar() is None:
                 path = conn.exec_driver_sql("show search_path").scalar()
-                raise StoreError(  # before: "no taskspace tables; run `taskspace db upgrade`", which then failed
+                # a SchemaError (exit 2, permanent: a worker ends with it) as a database without the tables is; before,
+                # a plain StoreError, which a worker retried every pass for ever
+                raise SchemaError(  # before: "no taskspace tables; run `taskspace db upgrade`", which then failed
                     f"the database at {safe_url(engine.url)} has no schema to use: its search_path ({path}) names no "
                     "schema that exists and this user may use; create it (`CREATE SCHEMA name`), grant the user "
                     "USAGE on it, or fix the search_path given in TASKSPACE_DATABASE_URL (options=-csearch_path=...) "
