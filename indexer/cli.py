@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from . import cli_find, cli_index, cli_publish, cli_sources, cli_spaces
-from .errors import IndexerError
+from .errors import IndexerError, counted
 
 app = typer.Typer(
     name="taskspace",
@@ -240,7 +240,7 @@ def demo(
     if as_json:
         echo_json(result.to_dict())
         return
-    typer.echo(f"bundled sample: {result.models} models x {result.prompts} prompts, encoder {result.encoder}")
+    typer.echo(f"bundled sample: {counted(result.models, 'model')} x {counted(result.prompts, 'prompt')}, encoder {result.encoder}")
     for text, answer in result.queries:
         typer.echo(f"\nprompt: {text[:100]}")
         _print_result(answer)
@@ -290,9 +290,10 @@ def ingest(
     else:
         s = summary
         # a source is stored again whole: its outcome cells are stored, not added (as `taskspace index` and the worker say)
-        typer.echo(f"added {s.models} models, {s.prompts} prompts; {s.outcomes} outcomes stored from {s.sources} source(s); "
-                   f"{s.skipped} unchanged source(s) skipped; {s.duplicates} repeated row(s) dropped; "
-                   f"Hub metadata for {s.metadata} model(s)")
+        typer.echo(f"added {counted(s.models, 'model')}, {counted(s.prompts, 'prompt')}; "
+                   f"{counted(s.outcomes, 'outcome')} stored from {counted(s.sources, 'source')}; "
+                   f"{counted(s.skipped, 'unchanged source')} skipped; {counted(s.duplicates, 'repeated row')} dropped; "
+                   f"Hub metadata for {counted(s.metadata, 'model')}")
         for w in s.warnings:
             typer.echo(f"warning: {w}", err=True)
         for q in s.quarantined:

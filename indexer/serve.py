@@ -639,7 +639,9 @@ class Service:
                     # "the index is empty: stop this server, run `taskspace index`", for a whole index and a lost database)
                     checks["index"] = {"ok": False, "detail": "cannot be checked: the SQL store cannot be read (see sql)"}
                 else:
-                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
+                    from .errors import counted
+
+                    checks["index"] = {"ok": n > 0, "detail": f"{counted(n, 'model')} indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
