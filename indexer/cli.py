@@ -864,7 +864,12 @@ def _paragraphs_unbroken(typer_app: typer.Typer) -> None:
     each paragraph made spaces: typer's rich help keeps them after the first paragraph, so `taskspace evaluate --help`
     broke its exit-code paragraph after "evaluated and shown," (and every command's longer paragraphs at the source's
     line ends); the paragraphs are then wrapped at the terminal's width alone. A paragraph whose later lines are a list
-    or indented (``-``, ``*``, a space, ``\b``) keeps its breaks."""
+    or indented (``-``, ``*``, a space, ``\b``) keeps its breaks.
+
+    The paragraphs after the first start with a blank line: typer dedents them as one docstring (``inspect.cleandoc``,
+    which measures the indentation from their second line on), so where each line after "Examples:" was an indented
+    command, it took that indentation away and `taskspace sources add -h` showed its examples flush with the prose; the
+    blank line (dropped there) makes "Examples:" count, and the examples keep their indentation as written."""
     import inspect
 
     def unbroken(paragraph: str) -> str:
@@ -873,11 +878,18 @@ def _paragraphs_unbroken(typer_app: typer.Typer) -> None:
             return paragraph
         return " ".join([lines[0].rstrip(), *(ln.strip() for ln in lines[1:])])
 
+    def whole(text: str) -> str:
+        first, *rest = (unbroken(p) for p in inspect.cleandoc(text).split("\n\n"))
+        return "\n\n\n".join([first, "\n\n".join(rest)]) if rest else first
+
     for info in typer_app.registered_commands:
         text = info.help or inspect.getdoc(info.callback) or ""
         if text:
-            info.help = "\n\n".join(unbroken(p) for p in inspect.cleandoc(text).split("\n\n"))
+            info.help = whole(text)
     for group in typer_app.registered_groups:
+        info = group.typer_instance.info
+        if isinstance(info.help, str) and info.help:  # a group's own text (`taskspace sources -h`)
+            info.help = whole(info.help)
         _paragraphs_unbroken(group.typer_instance)
 
 
