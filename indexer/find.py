@@ -273,6 +273,8 @@ class Filters:
             # numpy's bool as the bool it holds: before, to_dict() (so find_models) failed with "The truth value of
             # an empty array is ambiguous" and the answer's filters could not be written as JSON
             setattr(self, name, bool(getattr(self, name)))
+        if self.benchmark is not None:  # the check (and the words) of a benchmark query's name
+            check_benchmark_name(self.benchmark, item="filters.benchmark")
         for name in ("pipeline_tag", "benchmark"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v.strip()):
@@ -946,20 +948,22 @@ def _truncated(space, prompts: list[str]) -> tuple[list[int], int | None]:
     return out, limit
 
 
-def check_benchmark_name(benchmark) -> None:
-    """InputError (``benchmark``) unless ``benchmark`` can name a benchmark: one string, not empty, with visible text
+def check_benchmark_name(benchmark, item: str = "benchmark") -> None:
+    """InputError (``item``) unless ``benchmark`` can name a benchmark: one string, not empty, with visible text
     (:func:`indexer.records.invisible_only`: "\u200b" is refused as a prompt of it is; before, "unknown benchmark",
-    suggesting some), and no :func:`indexer.records.name_problem`. A benchmark query and a model list by benchmark
-    (:func:`indexer.browse.list_models`) ask it in this order, so one bad name gets one message from both."""
+    suggesting some), and no :func:`indexer.records.name_problem`. A benchmark query, a model list by benchmark
+    (:func:`indexer.browse.list_models`) and the filter ``Filters(benchmark=...)`` (``item`` "filters.benchmark") ask
+    it in this order, so one bad name gets one message from each (before, the filter said "benchmark must be a
+    non-empty string" for 5 as for "")."""
     if not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
         raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
-                         item="benchmark")
+                         item=item)
     if not benchmark.strip():
-        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
+        raise InputError("benchmark must be a non-empty benchmark name", item=item)
     if why := invisible_only("benchmark", benchmark):
-        raise InputError(why, item="benchmark")
+        raise InputError(why, item=item)
     if bad := name_problem(benchmark):
-        raise InputError(f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
+        raise InputError(f"benchmark {benchmark[:40]!r} {bad}", item=item)
 
 
 def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list[str] | None:

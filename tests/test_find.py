@@ -2583,3 +2583,17 @@ def test_the_public_result_classes_say_what_they_are():
     for cls in (FindResult, ModelResult, Coverage, Evidence, Filters, Match, Point, Hit, RebuildResult):
         doc = cls.__doc__ or ""
         assert dataclasses.is_dataclass(cls) and doc and not doc.startswith(cls.__name__ + "("), cls.__name__
+
+
+@pytest.mark.parametrize("bad", [5, ["mmlu"], "", "  ", "\u200b", "a\x00b"])
+def test_a_bad_benchmark_filter_is_said_as_a_bad_benchmark_query_is(bad):
+    """`Filters(benchmark=...)` refuses a bad benchmark name with the words of a benchmark query
+    (check_benchmark_name), naming filters.benchmark. Before, it said "benchmark must be a non-empty string" for 5 as
+    for "", where a query said "benchmark must be one benchmark name (a string), not int"."""
+    from indexer.find import check_benchmark_name
+
+    with pytest.raises(InputError) as query:
+        check_benchmark_name(bad)
+    with pytest.raises(InputError) as filt:
+        Filters(benchmark=bad)
+    assert (str(filt.value), filt.value.item) == (str(query.value), "filters.benchmark")
