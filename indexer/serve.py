@@ -869,11 +869,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 dependant = getattr(request.scope.get("route"), "dependant", None)
                 default = next((p.field_info.default for p in getattr(dependant, "query_params", ())
                                 if p.alias == where), None)
-                takes = "true or false" if kind == "bool_parsing" else "an integer"
+                takes = SWITCH_SAID if kind == "bool_parsing" else "an integer"
                 dflt = "no such filter" if default is None else f"its default, {json.dumps(default)}"
                 return f"{where} is empty: give {takes}, or leave {where} out for {dflt}"
             if kind == "bool_parsing":
-                return f"{where} must be true or false, not {got!r}"
+                return f"{where} must be {SWITCH_SAID}, not {got!r}"
             if kind in ("int_parsing", "int_from_float"):
                 return f"{where} must be an integer, not {got!r}"
             if kind == "greater_than_equal" and ctx.get("ge") in (0, 1):
@@ -1418,6 +1418,12 @@ def _answer_responses() -> dict:
     return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
 
 
+#: what a switch query parameter (``?open_only=``, ``?exclude_gated=``) takes, in any case, and its errors' words for
+#: it: each value taken is said (before, "must be true or false", though 1 and 0 are taken as the page's URL writes them)
+SWITCH_VALUES = ("true", "false", "1", "0")
+SWITCH_SAID = "true, false, 1 or 0"
+
+
 def _check_query_values(params, given) -> None:
     """ApiError 422 ``invalid_request`` for a value of the route's own query parameters ``params`` (FastAPI's) in the
     request's ``given`` that is no value of its type as the API writes it: an integer in decimal digits (Python's
@@ -1431,10 +1437,9 @@ def _check_query_values(params, given) -> None:
         raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
                        bad[0][0])
     loose = next(((p.alias, v) for p in params if p.field_info.annotation in (bool, "bool")
-                  for v in given.getlist(p.alias) if v.strip() and v.strip().lower() not in ("true", "false", "1", "0")),
-                 None)
+                  for v in given.getlist(p.alias) if v.strip() and v.strip().lower() not in SWITCH_VALUES), None)
     if loose is not None:
-        raise ApiError(422, "invalid_request", f"{loose[0]} must be true or false, not {loose[1]!r}", loose[0])
+        raise ApiError(422, "invalid_request", f"{loose[0]} must be {SWITCH_SAID}, not {loose[1]!r}", loose[0])
     empty = next((p.alias for p in params if p.alias in EMPTY_TEXT_PARAMS
                   for v in given.getlist(p.alias) if not v.strip()), None)
     if empty is not None:
