@@ -597,11 +597,16 @@ def _a_benchmark(store, name: str, exc: NotFoundError) -> NotFoundError:
     truthfulqa-B:r4279, ...", five anonymous rows."""
     if name not in {b.name for b in store.list_benchmarks()}:
         return exc
-    import shlex
+    from .errors import CLI
 
-    word = shlex.quote(name)  # as a shell takes it ("mmlu_pro/computer science" is one benchmark)
-    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; `taskspace models -b {word}` lists the models "
-                        f"measured on it, `taskspace search -b {word}` ranks the models for it")
+    if CLI.get():  # each a command, the name as a shell takes it ("mmlu_pro/computer science" is one benchmark)
+        import shlex
+
+        lists, ranks = (f"`taskspace {cmd} -b {shlex.quote(name)}`" for cmd in ("models", "search"))
+    else:  # each a call (before, the commands for a Python caller too)
+        lists, ranks = (f"indexer.{call}(benchmark={name!r})" for call in ("list_models", "find_models"))
+    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; {lists} lists the models "
+                        f"measured on it, {ranks} ranks the models for it")
     err.item = getattr(exc, "item", None)
     return err
 

@@ -512,10 +512,20 @@ def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundErr
         low = word.lower()
         close = [k for k in known if low in k.lower()][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    cmd = "taskspace benchmarks" if what == "benchmark" else "taskspace models"
-    err = NotFoundError(f"unknown {what} {name!r}{hint} (`{cmd}` lists them)")
+    err = NotFoundError(f"unknown {what} {name!r}{hint} ({lister(what)} lists them)")
     err.item = item
     return err
+
+
+def lister(what: str) -> str:
+    """What lists the known ``what`` ("model" or "benchmark") in the words of the reader (:data:`indexer.errors.CLI`):
+    a CLI command's, the command (```taskspace benchmarks```); a Python caller's, the call
+    (``indexer.list_benchmarks()``); an HTTP client's, the endpoint (:func:`indexer.serve._http_hints` maps the call:
+    ``GET /v1/benchmarks``). Before, a Python caller of find_models, model_detail or list_models was told to run
+    `taskspace models`."""
+    from .errors import CLI
+
+    return f"`taskspace {what}s`" if CLI.get() else f"indexer.list_{what}s()"
 
 
 def _unindexed_benchmark(store, space, name: str, item: str = "benchmark") -> NotFoundError:

@@ -88,16 +88,18 @@ EMPTY_TEXT_PARAMS = {"benchmark": ("a benchmark name", "every model"),
                      "max_params": ("a parameter count such as 8B", "no such filter"),
                      "space": ("a space's name or id (GET /v1/spaces lists them)", "the default space")}
 
-#: the library's pointers to a listing command (indexer.find.suggest, the store's unknown-benchmark errors), as an HTTP
-#: client reaches the same list
-_LISTINGS = {"`taskspace models` lists them": "GET /v1/models lists them",
-             "`taskspace benchmarks` lists them": "GET /v1/benchmarks lists them"}
+#: the library's pointers to a listing (indexer.find.lister: a Python caller's call, as a request is answered; a
+#: command's, in a CLI command), as an HTTP client reaches the same list
+_LISTINGS = {f"{said} lists them": f"GET /v1/{what}s lists them" for what in ("model", "benchmark")
+             for said in (f"indexer.list_{what}s()", f"`taskspace {what}s`")}
 
 
-#: the library's pointers for a benchmark's name given as a model's (indexer.browse._a_benchmark): the commands that
-#: list and rank its models, each naming it as a shell word
-_BENCHMARK_QUERIES = re.compile(r"`taskspace models -b (.+?)` lists the models measured on it, "
-                                r"`taskspace search -b \1` ranks the models for it")
+#: the library's pointers for a benchmark's name given as a model's (indexer.browse._a_benchmark): the calls that list
+#: and rank its models, each naming it as a Python string (or the commands, each naming it as a shell word)
+_BENCHMARK_QUERIES = re.compile(r"indexer\.list_models\(benchmark=(.+?)\) lists the models measured on it, "
+                                r"indexer\.find_models\(benchmark=\1\) ranks the models for it|"
+                                r"`taskspace models -b (.+?)` lists the models measured on it, "
+                                r"`taskspace search -b \2` ranks the models for it")
 
 
 def _http_hints(message: str) -> str:
@@ -113,7 +115,10 @@ def _http_hints(message: str) -> str:
         message = message.replace(cli, http)
 
     def endpoints(m) -> str:
-        (name,) = shlex.split(m.group(1))  # the one word browse wrote
+        import ast
+
+        # the one string or shell word browse wrote
+        (name,) = [ast.literal_eval(m.group(1))] if m.group(1) is not None else shlex.split(m.group(2))
         return (f"GET /v1/models?benchmark={quote(name, safe='/')} lists the models measured on it, POST /v1/find "
                 f"with {json.dumps({'benchmark': name})} ranks the models for it")
 

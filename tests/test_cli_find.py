@@ -190,10 +190,14 @@ def test_a_benchmark_name_with_a_space_given_as_a_model_is_quoted_in_the_command
     from types import SimpleNamespace
 
     from indexer.browse import _a_benchmark
-    from indexer.errors import NotFoundError
+    from indexer.errors import CLI, NotFoundError
 
     store = SimpleNamespace(list_benchmarks=lambda: [SimpleNamespace(name="mmlu_pro/computer science")])
-    err = _a_benchmark(store, "mmlu_pro/computer science", NotFoundError("unknown model"))
+    token = CLI.set(True)  # as in a CLI command (a Python caller is named the calls)
+    try:
+        err = _a_benchmark(store, "mmlu_pro/computer science", NotFoundError("unknown model"))
+    finally:
+        CLI.reset(token)
     assert "`taskspace models -b 'mmlu_pro/computer science'` lists the models measured on it, `taskspace search -b " \
            "'mmlu_pro/computer science'` ranks the models for it" in str(err), err
 

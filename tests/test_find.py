@@ -2597,3 +2597,35 @@ def test_a_bad_benchmark_filter_is_said_as_a_bad_benchmark_query_is(bad):
     with pytest.raises(InputError) as filt:
         Filters(benchmark=bad)
     assert (str(filt.value), filt.value.item) == (str(query.value), "filters.benchmark")
+
+
+def test_an_unknown_name_tells_a_python_caller_the_call_that_lists_the_known_ones(idx):
+    """An unknown benchmark or model raised to a Python caller (find_models, model_detail, list_models) names the call
+    that lists the known ones (`indexer.list_benchmarks()`), and a benchmark's name given as a model's the calls that
+    list and rank its models; a CLI command's (indexer.errors.CLI set) names the commands, as before. Before, the
+    Python caller was told "(`taskspace models` lists them)", a command of another surface."""
+    from indexer import list_models, model_detail
+    from indexer.errors import CLI
+
+    store, vectors, _ = idx
+    kw = {"store": store, "vectors": vectors}
+    calls = [(lambda: ask(idx, benchmark="alpah"), "unknown benchmark 'alpah'; did you mean alpha?", "benchmarks"),
+             (lambda: ask(idx, "x", models=["org/smal"]), "unknown model 'org/smal'; did you mean org/small?", "models"),
+             (lambda: model_detail("org/smal", **kw), "unknown model 'org/smal'; did you mean org/small?", "models"),
+             (lambda: list_models(benchmark="alpah", **kw), "unknown benchmark 'alpah'; did you mean alpha?",
+              "benchmarks")]
+    for call, says, what in calls:
+        with pytest.raises(NotFoundError) as err:
+            call()
+        assert str(err.value) == f"{says} (indexer.list_{what}() lists them)"
+        token = CLI.set(True)
+        try:
+            with pytest.raises(NotFoundError) as err:
+                call()
+        finally:
+            CLI.reset(token)
+        assert str(err.value) == f"{says} (`taskspace {what}` lists them)"
+    with pytest.raises(NotFoundError) as err:
+        model_detail("beta", **kw)
+    assert str(err.value) == ("unknown model 'beta': beta is a benchmark; indexer.list_models(benchmark='beta') lists "
+                              "the models measured on it, indexer.find_models(benchmark='beta') ranks the models for it")
