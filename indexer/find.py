@@ -875,7 +875,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
     # how many models the ranking holds (those the filters let through): what a page is out of, as GET /v1/models' total
-    listed = vectors.count(name, "models", where) if keys is None else None
+    listed = vectors.count(name, "models", where, missing_ok=True) if keys is None else None
     limit = len(keys) if keys is not None else page_limit(offset, k, listed)
     changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
@@ -892,14 +892,14 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
     excluded, missing = {}, {}
     if conds or alpha > 0:
-        total = vectors.count(name, "models", base or None)
+        total = vectors.count(name, "models", base or None, missing_ok=True)
         for fname, cond in conds.items():
-            excluded[fname] = total - vectors.count(name, "models", _merge(base, cond))
+            excluded[fname] = total - vectors.count(name, "models", _merge(base, cond), missing_ok=True)
         for fname in conds:
             if fname in _MISSING:
-                missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]))
+                missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]), missing_ok=True)
         if alpha > 0:  # the models the ranking holds (those the filters left) that it charges as UNKNOWN_PARAMS
-            missing["prefer_smaller"] = vectors.count(name, "models", _merge(where or {}, _MISSING["prefer_smaller"]))
+            missing["prefer_smaller"] = vectors.count(name, "models", _merge(where or {}, _MISSING["prefer_smaller"]), missing_ok=True)
 
     t = time.perf_counter()
     with _index_in_step(vectors, sp):
@@ -1070,7 +1070,7 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
                                          near=near or by_coverage)
     t = time.perf_counter()
     if alpha > 0 or rank == "lcb":
-        n_all = vectors.count(name, "models", where)
+        n_all = vectors.count(name, "models", where, missing_ok=True)
     penalty = ("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)) if alpha > 0 else None
     if by_coverage and near_hits is None:
         near_hits = _near_hits(vectors, space, q, benchmark, store=store)

@@ -729,7 +729,7 @@ class Indexer:
         elif bench_changed:
             rebuild.update({"benchmarks", "prompts"})
         elif changed and self.vectors.alias_target(name, "benchmarks") is not None and (
-                self.vectors.count(name, "benchmarks") != len(self.store.load_benchmark_vectors(space.id))):
+                self.vectors.count(name, "benchmarks", missing_ok=True) != len(self.store.load_benchmark_vectors(space.id))):
             rebuild.update({"benchmarks", "prompts"})  # a benchmark removed with a dropped source (`sources drop`)
         if rebuild:
             self.progress.stage("index", f"rebuild {sorted(rebuild)}")

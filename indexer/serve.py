@@ -628,7 +628,7 @@ class Service:
                 # indexing pass does; the engine may still answer from what it mapped before, until a restart
                 gone = ([] if space is None or not self.vectors.local else
                         VectorStore.kinds_gone(self.vectors.path, self.vectors.engine, space_name(space)))
-                n = self.vectors.count(space_name(space), "models") if space is not None and not gone else 0
+                n = self.vectors.count(space_name(space), "models", missing_ok=True) if space is not None and not gone else 0
                 if space is None:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
