@@ -2585,6 +2585,20 @@ def test_the_public_result_classes_say_what_they_are():
         assert dataclasses.is_dataclass(cls) and doc and not doc.startswith(cls.__name__ + "("), cls.__name__
 
 
+def test_the_sql_record_classes_say_what_a_row_is():
+    """help() on each public record class of the SQL store (indexer.store.sql_types: ModelRecord, RunRecord, ...)
+    says what it holds; before, all but StoredOutcomes and SpacePrior had only the signature dataclass writes."""
+    import inspect
+
+    from indexer.store import sql_types
+
+    classes = [c for n, c in vars(sql_types).items()
+               if inspect.isclass(c) and c.__module__ == sql_types.__name__ and not n.startswith("_")]
+    assert len(classes) >= 10
+    bare = [c.__name__ for c in classes if not c.__doc__ or c.__doc__.startswith(c.__name__ + "(")]
+    assert bare == []
+
+
 @pytest.mark.parametrize("bad", [5, ["mmlu"], "", "  ", "\u200b", "a\x00b"])
 def test_a_bad_benchmark_filter_is_said_as_a_bad_benchmark_query_is(bad):
     """`Filters(benchmark=...)` refuses a bad benchmark name with the words of a benchmark query
