@@ -115,7 +115,8 @@ def _listed(store, vectors, sp, name: str, where: dict, offset: int, limit: int 
     0.8-1.0 s now (docs/BENCHMARKS.md, "A page of models"). Without ``limit`` every model is listed, so the one scan
     reads their fields."""
     page = limit is not None
-    hits = sorted(vectors.scan(name, "models", fields=() if page else _FIELDS, filters=where or None),
+    hits = sorted(vectors.scan(name, "models", fields=() if page else _FIELDS, filters=where or None,
+                                missing_ok=True),
                   key=lambda h: h.key)
     if not hits and not where:
         check_not_drifted(store, sp, name, vectors)
@@ -136,7 +137,8 @@ def count_models(benchmark: str | None = None, filters: Filters | dict | None = 
     """How many indexed models :func:`list_models` lists with these options and no ``offset``/``limit`` (what a page
     of it is out of)."""
     store, vectors, sp, name = _stores(store, vectors, space)
-    return vectors.count(name, "models", _models_where(store, benchmark, filters, index=(vectors, sp)) or None)
+    return vectors.count(name, "models", _models_where(store, benchmark, filters, index=(vectors, sp)) or None,
+                         missing_ok=True)
 
 
 def missing_metadata(benchmark: str | None = None, filters: Filters | dict | None = None, *, store=None, vectors=None,
@@ -162,7 +164,7 @@ def _missing(vectors, name: str, base: dict, flt: Filters) -> dict[str, int]:
     """:func:`missing_metadata` in the index ``name`` of the models the payload filter ``base`` restricts to."""
     from .find import _MISSING
 
-    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in _needs_metadata(flt)}
+    return {f: vectors.count(name, "models", _merge(base, _MISSING[f]), missing_ok=True) for f in _needs_metadata(flt)}
 
 
 #: the query parameters of ``GET /v1/models`` (and the keys of :func:`models_page`'s ``missing_metadata``) -> the
@@ -187,7 +189,7 @@ def models_page(benchmark: str | None = None, offset: int = 0, limit: int | None
     got = _listed(store, vectors, sp, name, where, offset, None if limit is None else limit + 1)
     # per filter that needs metadata (license, sizes, ...): how many models lack it, as a search says
     missing = _missing(vectors, name, _models_where(store, benchmark, None, names), flt) if _needs_metadata(flt) else {}
-    total = vectors.count(name, "models", where or None)
+    total = vectors.count(name, "models", where or None, missing_ok=True)
     more = limit is not None and len(got) > limit
     return {"models": got[:limit], "offset": offset, "limit": limit, "total": total,
             "next_offset": offset + limit if more else None,
@@ -327,7 +329,7 @@ def _coverage_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndar
     # each model's payload fields and point id: the scan reads the id anyway (the Edge binding builds it), and the
     # rows' engine calls name every model by it (before, each of the 32,823 ids was made again from its key)
     info, ids = {}, {}
-    for h in vectors.scan(name, "models", fields=("benchmarks", "pattern")):
+    for h in vectors.scan(name, "models", fields=("benchmarks", "pattern"), missing_ok=True):
         info[h.key], ids[h.key] = h.payload, h.id
     keys = list(info)
     folded = []  # each row's uncovered query and its constant
@@ -450,7 +452,7 @@ def _state(store, vectors, sp, name: str, bench: list, pred) -> tuple | None:
     digest = getattr(store, "state_digest", None)
     if digest is None:
         return None
-    index = tuple((kind, vectors.alias_target(name, kind), vectors.count(name, kind)) for kind in KINDS)
+    index = tuple((kind, vectors.alias_target(name, kind), vectors.count(name, kind, missing_ok=True)) for kind in KINDS)
     rows = tuple((h.key, np.asarray(h.vector, dtype=np.float32).tobytes()) for h in bench)
     return digest(sp.id), index, rows, bool(pred.coverage_aware or pred.centring)
 
@@ -597,11 +599,16 @@ def _a_benchmark(store, name: str, exc: NotFoundError) -> NotFoundError:
     truthfulqa-B:r4279, ...", five anonymous rows."""
     if name not in {b.name for b in store.list_benchmarks()}:
         return exc
-    import shlex
+    from .errors import CLI
 
-    word = shlex.quote(name)  # as a shell takes it ("mmlu_pro/computer science" is one benchmark)
-    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; `taskspace models -b {word}` lists the models "
-                        f"measured on it, `taskspace search -b {word}` ranks the models for it")
+    if CLI.get():  # each a command, the name as a shell takes it ("mmlu_pro/computer science" is one benchmark)
+        import shlex
+
+        lists, ranks = (f"`taskspace {cmd} -b {shlex.quote(name)}`" for cmd in ("models", "search"))
+    else:  # each a call (before, the commands for a Python caller too)
+        lists, ranks = (f"indexer.{call}(benchmark={name!r})" for call in ("list_models", "find_models"))
+    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; {lists} lists the models "
+                        f"measured on it, {ranks} ranks the models for it")
     err.item = getattr(exc, "item", None)
     return err
 
@@ -612,7 +619,7 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
     relative to the other indexed models, best first."""
     from .query import predictor
 
-    bench = list(vectors.scan(name, "benchmarks", with_vectors=True))
+    bench = list(vectors.scan(name, "benchmarks", with_vectors=True, missing_ok=True))
     if not bench:
         return []
     B = np.stack([h.vector for h in bench]).astype(np.float32)

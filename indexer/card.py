@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+from .errors import counted
+
 EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
 ENCODER_REVISION_MARK = "<!-- taskspace-encoder-revision -->"
 
@@ -281,7 +283,7 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
     lines += ["| space | encoder | method | dim | lambda | eps | models | benchmarks | calibrated on |",
               "|---|---|---|---|---|---|---|---|---|"]
     for sp in spaces:
-        cal = (f"{sp['calibration_n_cells']} held-out cells of {sp['calibration_n_models']} models"
+        cal = (f"{counted(sp['calibration_n_cells'], 'held-out cell')} of {counted(sp['calibration_n_models'], 'model')}"
                if sp.get("calibration_a") is not None else "not calibrated")
         lam = f"{sp['lam']:g}" + (" (chosen per model by GCV: `model_lambda`)"
                                   if (sp.get("params_dict") or {}).get("select") == "gcv" else "")

@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from . import cli_find, cli_index, cli_publish, cli_sources, cli_spaces
-from .errors import IndexerError
+from .errors import IndexerError, counted
 
 app = typer.Typer(
     name="taskspace",
@@ -240,7 +240,7 @@ def demo(
     if as_json:
         echo_json(result.to_dict())
         return
-    typer.echo(f"bundled sample: {result.models} models x {result.prompts} prompts, encoder {result.encoder}")
+    typer.echo(f"bundled sample: {counted(result.models, 'model')} x {counted(result.prompts, 'prompt')}, encoder {result.encoder}")
     for text, answer in result.queries:
         typer.echo(f"\nprompt: {text[:100]}")
         _print_result(answer)
@@ -290,9 +290,10 @@ def ingest(
     else:
         s = summary
         # a source is stored again whole: its outcome cells are stored, not added (as `taskspace index` and the worker say)
-        typer.echo(f"added {s.models} models, {s.prompts} prompts; {s.outcomes} outcomes stored from {s.sources} source(s); "
-                   f"{s.skipped} unchanged source(s) skipped; {s.duplicates} repeated row(s) dropped; "
-                   f"Hub metadata for {s.metadata} model(s)")
+        typer.echo(f"added {counted(s.models, 'model')}, {counted(s.prompts, 'prompt')}; "
+                   f"{counted(s.outcomes, 'outcome')} stored from {counted(s.sources, 'source')}; "
+                   f"{counted(s.skipped, 'unchanged source')} skipped; {counted(s.duplicates, 'repeated row')} dropped; "
+                   f"Hub metadata for {counted(s.metadata, 'model')}")
         for w in s.warnings:
             typer.echo(f"warning: {w}", err=True)
         for q in s.quarantined:
@@ -863,7 +864,12 @@ def _paragraphs_unbroken(typer_app: typer.Typer) -> None:
     each paragraph made spaces: typer's rich help keeps them after the first paragraph, so `taskspace evaluate --help`
     broke its exit-code paragraph after "evaluated and shown," (and every command's longer paragraphs at the source's
     line ends); the paragraphs are then wrapped at the terminal's width alone. A paragraph whose later lines are a list
-    or indented (``-``, ``*``, a space, ``\b``) keeps its breaks."""
+    or indented (``-``, ``*``, a space, ``\b``) keeps its breaks.
+
+    The paragraphs after the first start with a blank line: typer dedents them as one docstring (``inspect.cleandoc``,
+    which measures the indentation from their second line on), so where each line after "Examples:" was an indented
+    command, it took that indentation away and `taskspace sources add -h` showed its examples flush with the prose; the
+    blank line (dropped there) makes "Examples:" count, and the examples keep their indentation as written."""
     import inspect
 
     def unbroken(paragraph: str) -> str:
@@ -872,11 +878,18 @@ def _paragraphs_unbroken(typer_app: typer.Typer) -> None:
             return paragraph
         return " ".join([lines[0].rstrip(), *(ln.strip() for ln in lines[1:])])
 
+    def whole(text: str) -> str:
+        first, *rest = (unbroken(p) for p in inspect.cleandoc(text).split("\n\n"))
+        return "\n\n\n".join([first, "\n\n".join(rest)]) if rest else first
+
     for info in typer_app.registered_commands:
         text = info.help or inspect.getdoc(info.callback) or ""
         if text:
-            info.help = "\n\n".join(unbroken(p) for p in inspect.cleandoc(text).split("\n\n"))
+            info.help = whole(text)
     for group in typer_app.registered_groups:
+        info = group.typer_instance.info
+        if isinstance(info.help, str) and info.help:  # a group's own text (`taskspace sources -h`)
+            info.help = whole(info.help)
         _paragraphs_unbroken(group.typer_instance)
 
 

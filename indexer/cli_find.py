@@ -787,11 +787,13 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     from .browse import list_benchmarks
 
     rows = list_benchmarks()
+    if not rows:  # a home with a database but nothing ingested: the error `taskspace models` gives there (exit 1, with
+        # what to run), --json too; before, "no benchmarks yet" (and `[]`) with exit 0 beside the models' error
+        from .query import _shared_sql, empty_index
+
+        raise empty_index(_shared_sql())
     if as_json:
         echo_json(rows)
-        return
-    if not rows:
-        typer.echo(f"no benchmarks yet: {NOTHING_INDEXED}")
         return
     _table(f"{count(len(rows))} benchmark(s)", [("benchmark", "left"), ("group", "left"), ("prompts", "right"),
                                         ("models measured", "right")],

@@ -118,6 +118,7 @@ def drop(
       taskspace spaces drop all-minilm-l6-v2-3f2a9c1b0d
     """
     from .cli_index import echo_json, interrupt_on_sigterm
+    from .errors import counted
     from .spaces import drop_space
     from .store.vectors import VectorStore
     from .sync import open_sql_of_index
@@ -141,7 +142,7 @@ def drop(
     if rows:
         typer.echo(f"  SQL rows: {rows}")
     for c, n in res.collections.items():
-        typer.echo(f"  index collection {c}" + (f" ({n} points)" if n is not None else " (not live)"))
+        typer.echo(f"  index collection {c}" + (f" ({counted(n, 'point')})" if n is not None else " (not live)"))
     if res.dry_run:
         force = " --force" if res.default else ""
         if res.default:

@@ -336,6 +336,13 @@ class BusyError(StoreError):
         self.lasting = lasting
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """A count and its noun, singular for one: ``counted(1, "model")`` -> ``"1 model"``, ``counted(3, "model")`` ->
+    ``"3 models"`` (``plural`` for a noun not made by adding "s"). The one helper of the CLI's and the logs' counts:
+    before, "added 1 models" and "1 models indexed"."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def one_line(text: str) -> str:
     """``text`` on one line, its line breaks (and the blanks around them) one space each, as the CLI prints an error:
     a message that quotes another library's (transformers' "We couldn't connect to ...\nCheck your internet

@@ -273,6 +273,8 @@ class Filters:
             # numpy's bool as the bool it holds: before, to_dict() (so find_models) failed with "The truth value of
             # an empty array is ambiguous" and the answer's filters could not be written as JSON
             setattr(self, name, bool(getattr(self, name)))
+        if self.benchmark is not None:  # the check (and the words) of a benchmark query's name
+            check_benchmark_name(self.benchmark, item="filters.benchmark")
         for name in ("pipeline_tag", "benchmark"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v.strip()):
@@ -510,10 +512,20 @@ def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundErr
         low = word.lower()
         close = [k for k in known if low in k.lower()][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    cmd = "taskspace benchmarks" if what == "benchmark" else "taskspace models"
-    err = NotFoundError(f"unknown {what} {name!r}{hint} (`{cmd}` lists them)")
+    err = NotFoundError(f"unknown {what} {name!r}{hint} ({lister(what)} lists them)")
     err.item = item
     return err
+
+
+def lister(what: str) -> str:
+    """What lists the known ``what`` ("model" or "benchmark") in the words of the reader (:data:`indexer.errors.CLI`):
+    a CLI command's, the command (```taskspace benchmarks```); a Python caller's, the call
+    (``indexer.list_benchmarks()``); an HTTP client's, the endpoint (:func:`indexer.serve._http_hints` maps the call:
+    ``GET /v1/benchmarks``). Before, a Python caller of find_models, model_detail or list_models was told to run
+    `taskspace models`."""
+    from .errors import CLI
+
+    return f"`taskspace {what}s`" if CLI.get() else f"indexer.list_{what}s()"
 
 
 def _unindexed_benchmark(store, space, name: str, item: str = "benchmark") -> NotFoundError:
@@ -865,7 +877,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
     # how many models the ranking holds (those the filters let through): what a page is out of, as GET /v1/models' total
-    listed = vectors.count(name, "models", where) if keys is None else None
+    listed = vectors.count(name, "models", where, missing_ok=True) if keys is None else None
     limit = len(keys) if keys is not None else page_limit(offset, k, listed)
     changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
@@ -882,14 +894,14 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
     excluded, missing = {}, {}
     if conds or alpha > 0:
-        total = vectors.count(name, "models", base or None)
+        total = vectors.count(name, "models", base or None, missing_ok=True)
         for fname, cond in conds.items():
-            excluded[fname] = total - vectors.count(name, "models", _merge(base, cond))
+            excluded[fname] = total - vectors.count(name, "models", _merge(base, cond), missing_ok=True)
         for fname in conds:
             if fname in _MISSING:
-                missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]))
+                missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]), missing_ok=True)
         if alpha > 0:  # the models the ranking holds (those the filters left) that it charges as UNKNOWN_PARAMS
-            missing["prefer_smaller"] = vectors.count(name, "models", _merge(where or {}, _MISSING["prefer_smaller"]))
+            missing["prefer_smaller"] = vectors.count(name, "models", _merge(where or {}, _MISSING["prefer_smaller"]), missing_ok=True)
 
     t = time.perf_counter()
     with _index_in_step(vectors, sp):
@@ -948,20 +960,22 @@ def _truncated(space, prompts: list[str]) -> tuple[list[int], int | None]:
     return out, limit
 
 
-def check_benchmark_name(benchmark) -> None:
-    """InputError (``benchmark``) unless ``benchmark`` can name a benchmark: one string, not empty, with visible text
+def check_benchmark_name(benchmark, item: str = "benchmark") -> None:
+    """InputError (``item``) unless ``benchmark`` can name a benchmark: one string, not empty, with visible text
     (:func:`indexer.records.invisible_only`: "\u200b" is refused as a prompt of it is; before, "unknown benchmark",
-    suggesting some), and no :func:`indexer.records.name_problem`. A benchmark query and a model list by benchmark
-    (:func:`indexer.browse.list_models`) ask it in this order, so one bad name gets one message from both."""
+    suggesting some), and no :func:`indexer.records.name_problem`. A benchmark query, a model list by benchmark
+    (:func:`indexer.browse.list_models`) and the filter ``Filters(benchmark=...)`` (``item`` "filters.benchmark") ask
+    it in this order, so one bad name gets one message from each (before, the filter said "benchmark must be a
+    non-empty string" for 5 as for "")."""
     if not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
         raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
-                         item="benchmark")
+                         item=item)
     if not benchmark.strip():
-        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
+        raise InputError("benchmark must be a non-empty benchmark name", item=item)
     if why := invisible_only("benchmark", benchmark):
-        raise InputError(why, item="benchmark")
+        raise InputError(why, item=item)
     if bad := name_problem(benchmark):
-        raise InputError(f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
+        raise InputError(f"benchmark {benchmark[:40]!r} {bad}", item=item)
 
 
 def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list[str] | None:
@@ -1058,7 +1072,7 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
                                          near=near or by_coverage)
     t = time.perf_counter()
     if alpha > 0 or rank == "lcb":
-        n_all = vectors.count(name, "models", where)
+        n_all = vectors.count(name, "models", where, missing_ok=True)
     penalty = ("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)) if alpha > 0 else None
     if by_coverage and near_hits is None:
         near_hits = _near_hits(vectors, space, q, benchmark, store=store)

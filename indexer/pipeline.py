@@ -39,7 +39,7 @@ import numpy as np
 
 from . import sourcelist
 from .encoder import Stopped
-from .errors import IndexerError, InputError, abort_reason
+from .errors import IndexerError, InputError, abort_reason, counted
 from .records import ToDict
 from .sourcelist import SourceSpec
 from .sources.common import count_rejected
@@ -600,7 +600,7 @@ class Indexer:
         elif spec.prior == "mean":  # held fixed: each model is solved toward the stored prior
             solver.prior = represent.prior_matrix(prior.vector, spec) if prior is not None else None
         with _timed(report, "solve"):
-            self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
+            self.progress.stage("solve", f"{counted(len(om.models), 'model')} on {counted(len(om.prompt_hashes), 'prompt')}")
             # models are independent given D: adding them in chunks gives the same vectors and lets a bar move
             solver.prepare(D, formats=represent.prompt_formats(D, spec))
             bar = self.progress.bar(len(om.models), "solve")
@@ -729,7 +729,7 @@ class Indexer:
         elif bench_changed:
             rebuild.update({"benchmarks", "prompts"})
         elif changed and self.vectors.alias_target(name, "benchmarks") is not None and (
-                self.vectors.count(name, "benchmarks") != len(self.store.load_benchmark_vectors(space.id))):
+                self.vectors.count(name, "benchmarks", missing_ok=True) != len(self.store.load_benchmark_vectors(space.id))):
             rebuild.update({"benchmarks", "prompts"})  # a benchmark removed with a dropped source (`sources drop`)
         if rebuild:
             self.progress.stage("index", f"rebuild {sorted(rebuild)}")

@@ -240,7 +240,7 @@ def check_has_models(store, vectors, sp, name: str) -> None:
     either (a StoreError when SQL holds model vectors the index lost: :func:`indexer.find.check_not_drifted`). Before,
     a space whose models were all removed answered a search and `taskspace models` with "no model indexed yet" (exit 0,
     an empty list), while a home with no space was this error (exit 1): one empty index, two answers."""
-    if vectors.count(name, "models") == 0:
+    if vectors.count(name, "models", missing_ok=True) == 0:
         from .find import check_not_drifted
 
         check_not_drifted(store, sp, name, vectors)
@@ -545,7 +545,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else _raw_filter(filters)
     store, vectors = _stores(store, vectors)
     sp, state = _space_state(store, space)
-    limit = page_limit(offset, top, vectors.count(space_name(sp), "models", where) if offset else None)
+    limit = page_limit(offset, top, vectors.count(space_name(sp), "models", where, missing_ok=True) if offset else None)
     skip = min(offset, limit - 1)  # the page alone matched (past the last model: the one model ranked, dropped)
     ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where, limit=limit, rank=rank, timings={},
                      near=False, state=state, offset=skip)[-1]
@@ -560,14 +560,14 @@ def _check_raw_fields(vectors, name: str, where: dict) -> None:
     nothing otherwise. Before, such a filter answered ``[]`` without a word, as if no model fit it."""
     from .find import close_matches
 
-    one = next(vectors.scan(name, "models"), None)
+    one = next(vectors.scan(name, "models", missing_ok=True), None)
     if one is None:  # no model at all: the caller's checks say the index is empty
         return
     carried = sorted({"key", *one.payload})
     for field_name in where:
         # not in one model's payload, nor a value in any other's (a field only some points carry, a pulled vector's
         # n_by_benchmark, is no typo)
-        if field_name not in carried and not vectors.count(name, "models", {field_name: {"missing": False}}):
+        if field_name not in carried and not vectors.count(name, "models", {field_name: {"missing": False}}, missing_ok=True):
             close = close_matches(field_name, carried, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise InputError(f"no indexed model carries the payload field {field_name!r}, so the filter matches "

@@ -88,16 +88,18 @@ EMPTY_TEXT_PARAMS = {"benchmark": ("a benchmark name", "every model"),
                      "max_params": ("a parameter count such as 8B", "no such filter"),
                      "space": ("a space's name or id (GET /v1/spaces lists them)", "the default space")}
 
-#: the library's pointers to a listing command (indexer.find.suggest, the store's unknown-benchmark errors), as an HTTP
-#: client reaches the same list
-_LISTINGS = {"`taskspace models` lists them": "GET /v1/models lists them",
-             "`taskspace benchmarks` lists them": "GET /v1/benchmarks lists them"}
+#: the library's pointers to a listing (indexer.find.lister: a Python caller's call, as a request is answered; a
+#: command's, in a CLI command), as an HTTP client reaches the same list
+_LISTINGS = {f"{said} lists them": f"GET /v1/{what}s lists them" for what in ("model", "benchmark")
+             for said in (f"indexer.list_{what}s()", f"`taskspace {what}s`")}
 
 
-#: the library's pointers for a benchmark's name given as a model's (indexer.browse._a_benchmark): the commands that
-#: list and rank its models, each naming it as a shell word
-_BENCHMARK_QUERIES = re.compile(r"`taskspace models -b (.+?)` lists the models measured on it, "
-                                r"`taskspace search -b \1` ranks the models for it")
+#: the library's pointers for a benchmark's name given as a model's (indexer.browse._a_benchmark): the calls that list
+#: and rank its models, each naming it as a Python string (or the commands, each naming it as a shell word)
+_BENCHMARK_QUERIES = re.compile(r"indexer\.list_models\(benchmark=(.+?)\) lists the models measured on it, "
+                                r"indexer\.find_models\(benchmark=\1\) ranks the models for it|"
+                                r"`taskspace models -b (.+?)` lists the models measured on it, "
+                                r"`taskspace search -b \2` ranks the models for it")
 
 
 def _http_hints(message: str) -> str:
@@ -113,7 +115,10 @@ def _http_hints(message: str) -> str:
         message = message.replace(cli, http)
 
     def endpoints(m) -> str:
-        (name,) = shlex.split(m.group(1))  # the one word browse wrote
+        import ast
+
+        # the one string or shell word browse wrote
+        (name,) = [ast.literal_eval(m.group(1))] if m.group(1) is not None else shlex.split(m.group(2))
         return (f"GET /v1/models?benchmark={quote(name, safe='/')} lists the models measured on it, POST /v1/find "
                 f"with {json.dumps({'benchmark': name})} ranks the models for it")
 
@@ -623,7 +628,7 @@ class Service:
                 # indexing pass does; the engine may still answer from what it mapped before, until a restart
                 gone = ([] if space is None or not self.vectors.local else
                         VectorStore.kinds_gone(self.vectors.path, self.vectors.engine, space_name(space)))
-                n = self.vectors.count(space_name(space), "models") if space is not None and not gone else 0
+                n = self.vectors.count(space_name(space), "models", missing_ok=True) if space is not None and not gone else 0
                 if space is None:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
@@ -639,7 +644,9 @@ class Service:
                     # "the index is empty: stop this server, run `taskspace index`", for a whole index and a lost database)
                     checks["index"] = {"ok": False, "detail": "cannot be checked: the SQL store cannot be read (see sql)"}
                 else:
-                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
+                    from .errors import counted
+
+                    checks["index"] = {"ok": n > 0, "detail": f"{counted(n, 'model')} indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
@@ -867,11 +874,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 dependant = getattr(request.scope.get("route"), "dependant", None)
                 default = next((p.field_info.default for p in getattr(dependant, "query_params", ())
                                 if p.alias == where), None)
-                takes = "true or false" if kind == "bool_parsing" else "an integer"
+                takes = SWITCH_SAID if kind == "bool_parsing" else "an integer"
                 dflt = "no such filter" if default is None else f"its default, {json.dumps(default)}"
                 return f"{where} is empty: give {takes}, or leave {where} out for {dflt}"
             if kind == "bool_parsing":
-                return f"{where} must be true or false, not {got!r}"
+                return f"{where} must be {SWITCH_SAID}, not {got!r}"
             if kind in ("int_parsing", "int_from_float"):
                 return f"{where} must be an integer, not {got!r}"
             if kind == "greater_than_equal" and ctx.get("ge") in (0, 1):
@@ -1416,6 +1423,12 @@ def _answer_responses() -> dict:
     return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
 
 
+#: what a switch query parameter (``?open_only=``, ``?exclude_gated=``) takes, in any case, and its errors' words for
+#: it: each value taken is said (before, "must be true or false", though 1 and 0 are taken as the page's URL writes them)
+SWITCH_VALUES = ("true", "false", "1", "0")
+SWITCH_SAID = "true, false, 1 or 0"
+
+
 def _check_query_values(params, given) -> None:
     """ApiError 422 ``invalid_request`` for a value of the route's own query parameters ``params`` (FastAPI's) in the
     request's ``given`` that is no value of its type as the API writes it: an integer in decimal digits (Python's
@@ -1429,10 +1442,9 @@ def _check_query_values(params, given) -> None:
         raise ApiError(422, "invalid_request", "; ".join(f"{name} must be an integer, not {v!r}" for name, v in bad),
                        bad[0][0])
     loose = next(((p.alias, v) for p in params if p.field_info.annotation in (bool, "bool")
-                  for v in given.getlist(p.alias) if v.strip() and v.strip().lower() not in ("true", "false", "1", "0")),
-                 None)
+                  for v in given.getlist(p.alias) if v.strip() and v.strip().lower() not in SWITCH_VALUES), None)
     if loose is not None:
-        raise ApiError(422, "invalid_request", f"{loose[0]} must be true or false, not {loose[1]!r}", loose[0])
+        raise ApiError(422, "invalid_request", f"{loose[0]} must be {SWITCH_SAID}, not {loose[1]!r}", loose[0])
     empty = next((p.alias for p in params if p.alias in EMPTY_TEXT_PARAMS
                   for v in given.getlist(p.alias) if not v.strip()), None)
     if empty is not None:

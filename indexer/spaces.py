@@ -150,7 +150,7 @@ def describe_spaces(sql, vectors=None, settings=None) -> list[SpaceInfo]:
         known = {i.name for i in out}
         out += [SpaceInfo(name=slug, id=None) for slug in vectors.spaces() if slug not in known]
         for info in out:
-            info.index = {k: (vectors.count(info.name, k) if vectors.alias_target(info.name, k) else None)
+            info.index = {k: (vectors.count(info.name, k, missing_ok=True) if vectors.alias_target(info.name, k) else None)
                           for k in KINDS}
     return out
 
@@ -214,7 +214,7 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
     chosen = default_space(spaces, spec)
     is_default = rec is not None and chosen is not None and rec.id == chosen.id
     slug = space_name(rec) if rec is not None else name
-    collections = {c: vectors.count(slug, k) if vectors.alias_target(slug, k) == c else None
+    collections = {c: vectors.count(slug, k, missing_ok=True) if vectors.alias_target(slug, k) == c else None
                    for k in KINDS for c in vectors.physical_collections(slug, k)}
     result = DropResult(slug, rec.id if rec else None, rec.encoder if rec else None, rec.method if rec else None,
                         is_default, dry_run, sql.space_rows(rec.id) if rec is not None else {}, collections)

@@ -565,7 +565,7 @@ def _compare(drift: Drift, kind: str, expected: dict[str, str], vectors: VectorS
     seen = set()
     stale, extra, same = [], [], []
     ids: dict[str, str] = {}  # key -> point id, as the scan gives it
-    for hit in vectors.scan(name, kind, fields=["digest"]):
+    for hit in vectors.scan(name, kind, fields=["digest"], missing_ok=True):
         seen.add(hit.key)
         ids[hit.key] = hit.id
         want = expected.get(hit.key)
@@ -759,6 +759,6 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             drift = Drift(slug, problems=[f"index space {slug} has no embedding space in SQL (`taskspace reindex` "
                                           "leaves it)"], in_sql=False)
             for kind in KINDS:
-                drift.extra[kind] = sorted(h.key for h in vectors.scan(slug, kind))
+                drift.extra[kind] = sorted(h.key for h in vectors.scan(slug, kind, missing_ok=True))
             out.append(drift)
     return out

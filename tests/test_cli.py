@@ -227,6 +227,31 @@ def test_every_command_has_help_with_examples_of_itself():
     assert lacking == []
 
 
+def test_every_commands_help_shows_its_examples_indented_as_written():
+    """Each command's `-h` shows its example lines indented under "Examples:" as its docstring writes them (two
+    spaces), none reflowed into a paragraph. Before, every command whose text after "Examples:" was all indented
+    (`sources add`, `search`, `serve`, ... 25 of 30) showed its examples flush with the prose: typer dedented the text
+    after the first paragraph by its common indentation."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    flush = []
+    for path, _ in _command_paths():
+        lines = CliRunner().invoke(app, [*path, "-h"], terminal_width=200).output.splitlines()
+        at = next((i for i, line in enumerate(lines) if re.match(r"\s*Examples?:", line)), None)
+        if at is None:
+            continue
+        margin = len(lines[at]) - len(lines[at].lstrip())
+        examples = [line for line in lines[at + 1:] if line.lstrip().startswith("taskspace ")]
+        assert examples, path
+        if any(len(line) - len(line.lstrip()) != margin + 2 for line in examples):
+            flush.append(" ".join(path) or "taskspace")
+    assert flush == []
+
+
 def test_the_help_gives_no_value_to_a_flag_and_one_value_to_a_repeatable_option():
     """`-h` shows what an option takes: a flag (`--open-only`, `--json`, `--metadata/--no-metadata`) and the counter
     `-v` nothing, a repeatable option (`--license`, `-m`, `--kind`) the type of its one value (`<str>`), an option with a

@@ -190,10 +190,14 @@ def test_a_benchmark_name_with_a_space_given_as_a_model_is_quoted_in_the_command
     from types import SimpleNamespace
 
     from indexer.browse import _a_benchmark
-    from indexer.errors import NotFoundError
+    from indexer.errors import CLI, NotFoundError
 
     store = SimpleNamespace(list_benchmarks=lambda: [SimpleNamespace(name="mmlu_pro/computer science")])
-    err = _a_benchmark(store, "mmlu_pro/computer science", NotFoundError("unknown model"))
+    token = CLI.set(True)  # as in a CLI command (a Python caller is named the calls)
+    try:
+        err = _a_benchmark(store, "mmlu_pro/computer science", NotFoundError("unknown model"))
+    finally:
+        CLI.reset(token)
     assert "`taskspace models -b 'mmlu_pro/computer science'` lists the models measured on it, `taskspace search -b " \
            "'mmlu_pro/computer science'` ranks the models for it" in str(err), err
 
@@ -1188,6 +1192,21 @@ def test_a_read_only_command_on_a_home_that_does_not_exist_creates_nothing(tmp_p
     with pytest.raises(NotFoundError, match="does not exist: nothing is indexed in TASKSPACE_HOME="):
         list_benchmarks()
     assert not home.exists(), list(home.rglob("*"))
+
+
+def test_benchmarks_on_a_home_with_a_database_but_no_index_gives_the_error_models_gives(tmp_path, monkeypatch):
+    """`taskspace benchmarks` (and `--json`) on a home that exists, its database made (`taskspace db upgrade`, or a
+    `sources add` before any pass) but nothing ingested: the empty index's error `taskspace models` gives there, with
+    what to run, exit 1. Before, "no benchmarks yet: ..." and `[]`, exit 0, beside `models`' error."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    assert run("db", "upgrade").returncode == 0
+    models, listed, as_json = run("models"), run("benchmarks"), run("benchmarks", "--json")
+    assert models.returncode == 1 and models.stderr.startswith("error: the index is empty: run `taskspace index` first"), \
+        models.stderr
+    assert (listed.returncode, listed.stdout, listed.stderr) == (1, "", models.stderr), listed
+    assert as_json.returncode == 1 and json.loads(as_json.stderr)["error"] == models.stderr.strip()[len("error: "):], \
+        as_json  # as `models --json` says it
 
 
 def test_every_other_read_only_command_on_a_home_that_does_not_exist_says_so_and_creates_nothing(tmp_path, monkeypatch):

@@ -211,7 +211,7 @@ def test_the_formats_md_examples_ingest_as_shown(taskspace_home, tmp_path):
             assert summary.errors == [] and summary.sources == 1, (folder, summary)
             got[folder] = (summary.models, summary.prompts, summary.outcomes)
         assert got == {"results": (2, 3, 6), "results-matrix": (0, 0, 5), "out": (1, 2, 2), "light-out": (1, 1, 1)}
-        assert "added 2 models, 3 prompts; 6 outcomes stored from 1 source(s)" in section
+        assert "added 2 models, 3 prompts; 6 outcomes stored from 1 source" in section
     finally:
         store.close()
 

@@ -2583,3 +2583,63 @@ def test_the_public_result_classes_say_what_they_are():
     for cls in (FindResult, ModelResult, Coverage, Evidence, Filters, Match, Point, Hit, RebuildResult):
         doc = cls.__doc__ or ""
         assert dataclasses.is_dataclass(cls) and doc and not doc.startswith(cls.__name__ + "("), cls.__name__
+
+
+def test_the_sql_record_classes_say_what_a_row_is():
+    """help() on each public record class of the SQL store (indexer.store.sql_types: ModelRecord, RunRecord, ...)
+    says what it holds; before, all but StoredOutcomes and SpacePrior had only the signature dataclass writes."""
+    import inspect
+
+    from indexer.store import sql_types
+
+    classes = [c for n, c in vars(sql_types).items()
+               if inspect.isclass(c) and c.__module__ == sql_types.__name__ and not n.startswith("_")]
+    assert len(classes) >= 10
+    bare = [c.__name__ for c in classes if not c.__doc__ or c.__doc__.startswith(c.__name__ + "(")]
+    assert bare == []
+
+
+@pytest.mark.parametrize("bad", [5, ["mmlu"], "", "  ", "\u200b", "a\x00b"])
+def test_a_bad_benchmark_filter_is_said_as_a_bad_benchmark_query_is(bad):
+    """`Filters(benchmark=...)` refuses a bad benchmark name with the words of a benchmark query
+    (check_benchmark_name), naming filters.benchmark. Before, it said "benchmark must be a non-empty string" for 5 as
+    for "", where a query said "benchmark must be one benchmark name (a string), not int"."""
+    from indexer.find import check_benchmark_name
+
+    with pytest.raises(InputError) as query:
+        check_benchmark_name(bad)
+    with pytest.raises(InputError) as filt:
+        Filters(benchmark=bad)
+    assert (str(filt.value), filt.value.item) == (str(query.value), "filters.benchmark")
+
+
+def test_an_unknown_name_tells_a_python_caller_the_call_that_lists_the_known_ones(idx):
+    """An unknown benchmark or model raised to a Python caller (find_models, model_detail, list_models) names the call
+    that lists the known ones (`indexer.list_benchmarks()`), and a benchmark's name given as a model's the calls that
+    list and rank its models; a CLI command's (indexer.errors.CLI set) names the commands, as before. Before, the
+    Python caller was told "(`taskspace models` lists them)", a command of another surface."""
+    from indexer import list_models, model_detail
+    from indexer.errors import CLI
+
+    store, vectors, _ = idx
+    kw = {"store": store, "vectors": vectors}
+    calls = [(lambda: ask(idx, benchmark="alpah"), "unknown benchmark 'alpah'; did you mean alpha?", "benchmarks"),
+             (lambda: ask(idx, "x", models=["org/smal"]), "unknown model 'org/smal'; did you mean org/small?", "models"),
+             (lambda: model_detail("org/smal", **kw), "unknown model 'org/smal'; did you mean org/small?", "models"),
+             (lambda: list_models(benchmark="alpah", **kw), "unknown benchmark 'alpah'; did you mean alpha?",
+              "benchmarks")]
+    for call, says, what in calls:
+        with pytest.raises(NotFoundError) as err:
+            call()
+        assert str(err.value) == f"{says} (indexer.list_{what}() lists them)"
+        token = CLI.set(True)
+        try:
+            with pytest.raises(NotFoundError) as err:
+                call()
+        finally:
+            CLI.reset(token)
+        assert str(err.value) == f"{says} (`taskspace {what}` lists them)"
+    with pytest.raises(NotFoundError) as err:
+        model_detail("beta", **kw)
+    assert str(err.value) == ("unknown model 'beta': beta is a benchmark; indexer.list_models(benchmark='beta') lists "
+                              "the models measured on it, indexer.find_models(benchmark='beta') ranks the models for it")

@@ -636,7 +636,7 @@ def test_cli_ingest_json_and_exit_codes(tmp_path, monkeypatch):
     out = json.loads(r.stdout)
     assert out["outcomes"] == 1 and out["errors"][0]["line"] == 3 and out["errors"][0]["file"].endswith("outcomes.csv")
     r = runner.invoke(app, ["ingest", str(good)])
-    assert r.exit_code == 0 and "1 unchanged source(s) skipped" in r.stdout
+    assert r.exit_code == 0 and "1 unchanged source skipped" in r.stdout
 
 
 @pytest.mark.parametrize("command", [["ingest", "SRC"], ["ingest", "hub:org/repo"], ["index", "--source", "SRC"],
@@ -1269,8 +1269,26 @@ def test_cli_ingest_says_the_outcomes_stored_not_added(tmp_path):
                                                                            for i in range(3) for j in range(2)))
     runner = CliRunner()
     first = runner.invoke(app, ["ingest", str(data), "--no-metadata"])
-    assert first.exit_code == 0 and "added 2 models, 3 prompts; 6 outcomes stored from 1 source(s)" in first.output, first.output
+    assert first.exit_code == 0 and "added 2 models, 3 prompts; 6 outcomes stored from 1 source" in first.output, first.output
     with open(data / "outcomes.csv", "a") as f:
         f.write("m2,p0,1\nm2,p1,0\nm2,p2,1\n")
     again = runner.invoke(app, ["ingest", str(data), "--no-metadata"])
-    assert again.exit_code == 0 and "added 1 models, 0 prompts; 9 outcomes stored from 1 source(s)" in again.output, again.output
+    assert again.exit_code == 0 and "added 1 model, 0 prompts; 9 outcomes stored from 1 source" in again.output, again.output
+
+
+def test_cli_ingest_of_one_model_says_1_model_not_1_models(tmp_path):
+    """`taskspace ingest` of a source with one model and one prompt counts each in the singular. Before, "added 1
+    models, 1 prompts; 1 outcomes stored from 1 source(s); 0 unchanged source(s) skipped; ...": every count took its
+    plural (or "(s)") whatever its number (indexer.errors.counted is the one helper of such counts)."""
+    from indexer.cli import app
+    from indexer.errors import counted
+
+    assert (counted(1, "model"), counted(0, "model"), counted(2, "entry", "entries")) == ("1 model", "0 models", "2 entries")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\np0,b,what is 1+1?\n")
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\nm0,p0,1\n")
+    out = CliRunner().invoke(app, ["ingest", str(data), "--no-metadata"])
+    assert out.exit_code == 0, out.output
+    assert ("added 1 model, 1 prompt; 1 outcome stored from 1 source; 0 unchanged sources skipped; 0 repeated rows "
+            "dropped; Hub metadata for 0 models") in out.output, out.output

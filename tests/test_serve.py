@@ -831,7 +831,7 @@ def test_a_filter_error_names_its_filter_once(client):
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
     # a query parameter's type or bound in the body's words (before: pydantic's "open_only: Input should be a valid
     # boolean, unable to interpret input", "min_evidence: Input should be greater than or equal to 0")
-    for params, field, said in (({"open_only": "maybe"}, "open_only", "open_only must be true or false, not 'maybe'"),
+    for params, field, said in (({"open_only": "maybe"}, "open_only", "open_only must be true, false, 1 or 0, not 'maybe'"),
                                 ({"min_evidence": -1}, "min_evidence", "min_evidence must be a non-negative integer, not -1"),
                                 ({"min_evidence": "abc"}, "min_evidence", "min_evidence must be an integer, not 'abc'"),
                                 ({"limit": 0}, "limit", "limit must be a positive integer, not 0"),
@@ -842,8 +842,9 @@ def test_a_filter_error_names_its_filter_once(client):
 
 def test_a_switch_parameter_takes_true_or_false_as_its_error_says(client):
     """`?open_only=` / `?exclude_gated=` take true or false (any case: Python's requests sends `True`), and 1 or 0 as
-    the page's URL does; pydantic's other spellings (yes, no, on, off, t, f, y, n) are the 422 "must be true or false"
-    their error already said. Before, those were taken without a word, beside an error saying true or false."""
+    the page's URL does; pydantic's other spellings (yes, no, on, off, t, f, y, n) are the 422 "must be true, false, 1
+    or 0": the error lists exactly what is taken. Before, those were taken without a word, beside an error saying true
+    or false; then refused, but the error still said "must be true or false", leaving out the 1 and 0 it takes."""
     on = client.get("/v1/models", params={"open_only": "true"}).json()
     for value in ("True", "TRUE", "1"):
         assert client.get("/v1/models", params={"open_only": value}).json() == on, value
@@ -853,7 +854,7 @@ def test_a_switch_parameter_takes_true_or_false_as_its_error_says(client):
     for name in ("open_only", "exclude_gated"):
         for value in ("yes", "no", "on", "off", "t", "f", "y", "n"):
             err = assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name)
-            assert err["message"] == f"{name} must be true or false, not {value!r}", err
+            assert err["message"] == f"{name} must be true, false, 1 or 0, not {value!r}", err
 
 
 def test_an_empty_number_or_switch_parameter_says_to_leave_it_out_for_its_default(client):
@@ -864,8 +865,8 @@ def test_an_empty_number_or_switch_parameter_says_to_leave_it_out_for_its_defaul
     ''", which named no way out."""
     for name, takes, default in (("offset", "an integer", "its default, 0"), ("limit", "an integer", "its default, 50"),
                                  ("min_evidence", "an integer", "no such filter"),
-                                 ("exclude_gated", "true or false", "its default, false"),
-                                 ("open_only", "true or false", "its default, false")):
+                                 ("exclude_gated", "true, false, 1 or 0", "its default, false"),
+                                 ("open_only", "true, false, 1 or 0", "its default, false")):
         for value in ("", " "):
             err = assert_error(client.get("/v1/models", params={name: value}), 422, "invalid_request", name)
             assert err["message"] == f"{name} is empty: give {takes}, or leave {name} out for {default}", err

@@ -363,7 +363,7 @@ def test_missing_index_and_drop_space(vs):
     with pytest.raises(NotFoundError, match="taskspace reindex"):
         vs.search("nope", "models", np.ones(DIM))
     vs.drop_space("other")
-    assert vs.count("nope", "models") == 0 and list(vs.scan("nope", "prompts")) == []
+    assert vs.count("nope", "models", missing_ok=True) == 0 and list(vs.scan("nope", "prompts", missing_ok=True)) == []
     for kind in KINDS:
         vs.rebuild("s", kind, make_points(3), dim=DIM)
     assert len(vs.physical_collections("s")) == 3
@@ -1124,8 +1124,9 @@ def test_reading_an_embedded_folder_that_does_not_exist_creates_nothing_and_says
     gone = tmp_path / "no" / "such"
     with VectorStore(path=gone) as store:
         assert store.spaces() == [] and store.physical_collections() == []
-        assert store.count("s", "models") == 0 and list(store.scan("s", "models")) == []
-        for read in (lambda: store.search("s", "models", np.ones(DIM)), lambda: store.get("s", "models", ["k"])):
+        assert store.count("s", "models", missing_ok=True) == 0 and list(store.scan("s", "models", missing_ok=True)) == []
+        for read in (lambda: store.search("s", "models", np.ones(DIM)), lambda: store.get("s", "models", ["k"]),
+                     lambda: store.count("s", "models"), lambda: store.scan("s", "models")):
             with pytest.raises(NotFoundError) as exc:
                 read()
             assert f"{gone} does not exist" in str(exc.value) and "reindex" not in str(exc.value)
@@ -1148,3 +1149,25 @@ def test_a_closed_vector_store_says_to_open_a_new_one(tmp_path):
     with pytest.raises(StoreError, match=r"is closed; open a new one \(VectorStore\(path=") as exc:
         store.search("s", "models", np.ones(DIM))
     assert str(tmp_path / "q") in str(exc.value)
+
+
+def test_count_and_scan_of_a_missing_index_raise_as_search_does_unless_missing_ok(vs):
+    """``count`` and ``scan`` of a space/kind with no index raise the IndexMissingError ``search`` and ``get`` raise
+    (``scan`` at the call, not at its first point), naming the same fix; ``missing_ok=True`` answers 0 / no point, for
+    the callers to whom a missing index is an empty one (an indexing pass, ``/readyz``, ``taskspace check``). An
+    existing but empty collection counts 0 either way. Before, ``count`` said 0 and ``scan`` nothing without a word
+    while ``search`` raised: a caller counting could not tell a lost index from an empty one."""
+    from indexer.errors import IndexMissingError
+
+    vs.rebuild("s", "models", make_points(3), dim=DIM)
+    with pytest.raises(IndexMissingError) as searched:
+        vs.search("s", "prompts", np.ones(DIM))
+    for read in (lambda: vs.count("s", "prompts"), lambda: vs.scan("s", "prompts"),
+                 lambda: vs.count("s", "prompts", {"license": ["mit"]})):
+        with pytest.raises(IndexMissingError) as err:
+            read()
+        assert str(err.value) == str(searched.value)
+    assert vs.count("s", "prompts", missing_ok=True) == 0 and list(vs.scan("s", "prompts", missing_ok=True)) == []
+    assert vs.count("s", "models") == 3 and len(list(vs.scan("s", "models"))) == 3
+    vs.rebuild("s", "benchmarks", [], dim=DIM)
+    assert vs.count("s", "benchmarks") == 0 and list(vs.scan("s", "benchmarks")) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ..errors import counted
+
 __all__ = ["format_result", "format_sweep", "rejected_summary"]
 
 _COLS = [
@@ -25,11 +27,6 @@ _W = 13
 _PART_COLS = [("auc", "AUC"), ("selection_accuracy", "sel acc"), ("ece", "ECE"), ("brier", "Brier")]
 
 
-def _many(n: int, word: str) -> str:
-    """``1 model``, ``5 models``: a count and its noun, singular for 1."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _num(x: float | None, std: float | None = None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -41,9 +38,9 @@ def _num(x: float | None, std: float | None = None) -> str:
 def format_result(res: dict) -> str:
     """The method x metric table of one split (mean ± std over folds or seeds), the oracle and fold details."""
     lines = [
-        f"{res['data']}: {_many(res['models'], 'model')} x {_many(res['prompts'], 'prompt')} (density {res['density']:.3f}), "
+        f"{res['data']}: {counted(res['models'], 'model')} x {counted(res['prompts'], 'prompt')} (density {res['density']:.3f}), "
         f"encoder {res['encoder']}",
-        *([("pooled: " + ", ".join(f"{d['name']} ({_many(d['models'], 'model')}, {_many(d['prompts'], 'prompt')})"
+        *([("pooled: " + ", ".join(f"{d['name']} ({counted(d['models'], 'model')}, {counted(d['prompts'], 'prompt')})"
                                    for d in res["datasets"]))] if len(res.get("datasets", [])) > 1 else []),
         # (the coverage split's protocol starts with its name: "split coverage: coverage: ..." said it twice)
         f"split {res['split']}: {res['protocol'].removeprefix(res['split'] + ': ')}",
@@ -105,7 +102,7 @@ def rejected_summary(res: dict) -> str | None:
         return None
     listed = len(part.get("rejected_rows", []))
     return (f"{n} input {'rows or problems were' if n > 1 else 'row or problem was'} rejected; the rest "
-            f"({part['cells']} outcome cells of {_many(part['models'], 'model')} x {_many(part['prompts'], 'prompt')}) was evaluated: "
+            f"({part['cells']} outcome cells of {counted(part['models'], 'model')} x {counted(part['prompts'], 'prompt')}) was evaluated: "
             f"--json lists {'the first ' if listed < n else ''}{listed} under rejected_rows (file:line: what is wrong)")
 
 

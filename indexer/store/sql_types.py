@@ -59,6 +59,8 @@ def driver_rows_in(conn, head: str, values: Sequence) -> list:
 
 @dataclass(frozen=True)
 class IngestResult:
+    """What one source's ingest (:meth:`Store.ingest`) stored: the rows it created and the outcome cells it wrote."""
+
     models: int  # model rows newly created
     prompts: int  # prompt rows newly created
     outcomes: int  # (model, benchmark, prompt) cells stored, after averaging duplicates
@@ -83,6 +85,8 @@ class StoredOutcomes(NamedTuple):
 
 @dataclass(frozen=True)
 class SourceRecord:
+    """A row of ``sources``: one ingested source (a path or Hub repo), its revisions and the outcome cells it holds."""
+
     id: int
     kind: str
     location: str
@@ -95,6 +99,8 @@ class SourceRecord:
 
 @dataclass(frozen=True)
 class ModelRecord:
+    """A row of ``models``: one model by its key (a Hub id or a source's name), with the Hub metadata known of it."""
+
     key: str
     kind: str
     revision: str | None = None
@@ -117,6 +123,8 @@ class ModelRecord:
 
 @dataclass(frozen=True)
 class BenchmarkRecord:
+    """A row of ``benchmarks``: one benchmark by name, the source task and metric it was read with, its prompt count."""
+
     name: str
     group: str | None
     source_task: str | None
@@ -128,6 +136,8 @@ class BenchmarkRecord:
 
 @dataclass(frozen=True)
 class SpaceRecord:
+    """A row of ``spaces``: one embedding space (an encoder and a method with its parameters)."""
+
     id: int
     encoder: str  # encoder id including its revision
     dim: int
@@ -140,6 +150,8 @@ class SpaceRecord:
 
 @dataclass
 class ModelVector:
+    """A row of ``model_vectors``: one model's solved vector in a space, the benchmarks and accuracies it rests on."""
+
     model: str  # model key
     vector: np.ndarray  # float32 (dim,)
     n_prompts: int
@@ -191,6 +203,8 @@ def prior_digest(vector_bytes: bytes) -> str:
 
 @dataclass
 class BenchmarkVector:
+    """A row of ``benchmark_vectors``: one benchmark's vector in a space, the mean of its prompts' embeddings."""
+
     benchmark: str
     vector: np.ndarray  # float32 (dim,): mean of the benchmark's prompt embeddings
     n_prompts: int
@@ -199,6 +213,8 @@ class BenchmarkVector:
 
 @dataclass(frozen=True)
 class RunRecord:
+    """A row of ``runs``: one indexing pass (or ingest), its status, counts and errors, as `taskspace runs` lists it."""
+
     id: int
     kind: str
     started_at: datetime

@@ -1025,12 +1025,22 @@ class VectorStore:
         return out
 
     def scan(self, space: str, kind: str, *, with_vectors: bool = False, batch_size: int = 1024,
-             fields: Sequence[str] | None = None, filters: dict | None = None) -> Iterator[Hit]:
-        """Every point of the live collection (empty if the space/kind has no index); ``fields``: only these
-        payload fields (``key`` always); ``filters``: only the points that pass (a Qdrant payload filter)."""
+             fields: Sequence[str] | None = None, filters: dict | None = None,
+             missing_ok: bool = False) -> Iterator[Hit]:
+        """Every point of the live collection; ``fields``: only these payload fields (``key`` always); ``filters``:
+        only the points that pass (a Qdrant payload filter). A space/kind with no index is the
+        :class:`~indexer.errors.IndexMissingError` :meth:`search` and :meth:`get` raise (at the call, not at the first
+        point), or with ``missing_ok`` no point (for a caller to whom a missing index is an empty one: a check, a
+        readiness probe). Before, no point without a word, while :meth:`search` raised."""
         target = self.alias_target(space, kind)
         if target is None:
-            return
+            if not missing_ok:
+                raise IndexMissingError(self.missing(space, [kind]))
+            return iter(())
+        return self._scan(space, kind, target, with_vectors, batch_size, fields, filters)
+
+    def _scan(self, space: str, kind: str, target: str, with_vectors: bool, batch_size: int,
+              fields: Sequence[str] | None, filters: dict | None) -> Iterator[Hit]:
         payload = True if fields is None else sorted({"key", *fields})
         flt = self._filter(space, kind, filters)
         extra = {} if flt is None else {"flt": flt}
@@ -1044,7 +1054,7 @@ class VectorStore:
         if target is None:
             return [{} for _ in np.atleast_2d(vectors)]
         rows = self._query_rows(space, kind, vectors)
-        n = self.count(space, kind)
+        n = self.count(space, kind, missing_ok=True)
         if n == 0:
             return [{} for _ in rows]
         found = self._call(self._c(kind).query, target, rows, None, n, False, False)
@@ -1138,7 +1148,7 @@ class VectorStore:
                 must_not.append(cond_of(exclude[i]))
             flts.append((must, must_not) if must or must_not else None)
             todo.append(i)
-        n = self.count(space, kind)
+        n = self.count(space, kind, missing_ok=True)
         out = [empty for _ in rows]
         if todo and n:
             found = self._call(self._c(kind).score_rows, target, rows[todo], flts, n, with_ids)
@@ -1146,10 +1156,15 @@ class VectorStore:
                 out[i] = got
         return out
 
-    def count(self, space: str, kind: str, filters: dict | None = None) -> int:
-        """Points of the live collection (that pass ``filters``)."""
+    def count(self, space: str, kind: str, filters: dict | None = None, *, missing_ok: bool = False) -> int:
+        """Points of the live collection (that pass ``filters``). A space/kind with no index is the
+        :class:`~indexer.errors.IndexMissingError` :meth:`search` and :meth:`get` raise, or with ``missing_ok`` 0
+        (for a caller to whom a missing index is an empty one: an indexing pass, a readiness probe, a check). Before,
+        0 without a word, while :meth:`search` raised."""
         target = self.alias_target(space, kind)
         if target is None:
+            if not missing_ok:
+                raise IndexMissingError(self.missing(space, [kind]))
             return 0
         flt = self._filter(space, kind, filters)
         if flt is None:
