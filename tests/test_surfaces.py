@@ -99,6 +99,18 @@ def cli_json(capsys, *args) -> tuple[int, dict]:
     return code, json.loads(out if code == 0 else err.strip().splitlines()[-1])
 
 
+def _in_cli_words(message: str) -> str:
+    """The library's error ``message`` as a CLI command words it (:func:`indexer.find.lister`): a Python caller is told
+    the call that lists or ranks (``indexer.list_models()``), a command the command (```taskspace models```)."""
+    import ast
+    import shlex
+
+    message = re.sub(r"indexer\.list_(model|benchmark)s\(\) lists them", r"`taskspace \1s` lists them", message)
+    return re.sub(r"indexer\.(list_models|find_models)\(benchmark=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\)",
+                  lambda m: f"`taskspace {'models' if m[1] == 'list_models' else 'search'} -b "
+                            f"{shlex.quote(ast.literal_eval(m[2]))}`", message)
+
+
 def same_everywhere(got_lib, r, cli: tuple[int, dict] | None, *, cli_usage: str | None = None,
                     http_limit: str | None = None, key: str | None = None, http_error=None) -> None:
     """The HTTP answer ``r`` and the CLI's ``cli`` are the library's ``got_lib`` (:func:`library`), as the module
@@ -130,7 +142,7 @@ def same_everywhere(got_lib, r, cli: tuple[int, dict] | None, *, cli_usage: str 
     elif kind == "ok":
         assert code == 0 and said == answer, said
     else:
-        assert (code, said) == (answer.exit_code, {"error": str(answer), "exit": answer.exit_code})
+        assert (code, said) == (answer.exit_code, {"error": _in_cli_words(str(answer)), "exit": answer.exit_code})
 
 
 #: (id, POST /v1/find body, how a surface documents answering it otherwise: {"cli": OPTION} a CLI usage error naming
