@@ -819,7 +819,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if status == 503:
             # how long is known: an encoder load that failed is tried again after RETRY_FAILED_LOAD_SECONDS; a benchmark
             # or an index this server's worker publishes, when its pass is expected to end (else nothing is said)
-            retry = _retry_after(exc)
+            retry = _retry_after_carried(exc)
             if retry is None and (indexing or building or (isinstance(exc, errors.IndexMissingError)
                                                and "next indexing pass" in str(exc))):
                 retry = svc.publish_eta()
@@ -1130,7 +1130,7 @@ def _none_match(header: str | None, etag: str) -> bool:
     return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def _retry_after_carried(exc: BaseException) -> float | None:
     """The ``retry_after`` seconds an error (or the error it was raised from) carries: an encoder whose load failed
     says when it tries again (:data:`indexer.encoder.RETRY_FAILED_LOAD_SECONDS`)."""
     seen = 0
