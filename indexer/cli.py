@@ -300,18 +300,23 @@ def ingest(
             typer.echo(f"quarantined: {q} (the stored revision keeps serving; --accept-partial stores the new one)", err=True)
         if s.errors:
             rest = "the rest was ingested" if s.sources else "nothing was ingested"
-            # a Hub failure rejected nothing: the input could not be fetched; nor did a repo the Hub does not have
-            kinds = [(len(s.errors) - s.hub_failures - s.hub_missing, "was rejected"),
-                     (s.hub_failures, "could not be fetched from the Hub"), (s.hub_missing, "was not found on the Hub")]
-            kinds = [(n, said) for n, said in kinds if n > 0]
-            what = "this input " + " or ".join(
-                said if len(kinds) == 1 or i == 0 else f"({n}) {said.removeprefix('was ')}"
-                for i, (n, said) in enumerate(kinds))
             from .sources.common import count_rejected
 
             # what the lines stand for: each one error, a "N more rows rejected" line N (before, 300 bad rows were
             # "21 error(s)": 20 shown and the line counting the other 280)
-            typer.echo(f"{count_rejected(s.errors)} error(s): {what}, {rest}", err=True)
+            total = count_rejected(s.errors)
+            # a Hub failure rejected nothing: the input could not be fetched; nor did a repo the Hub does not have.
+            # Each kind its own clause and count (before, joined with "or", the first without its count: "this input
+            # was rejected or (2) could not be fetched from the Hub or (1) not found on the Hub")
+            kinds = [(total - s.hub_failures - s.hub_missing, "rejected", "was rejected"),
+                     (s.hub_failures, "could not be fetched from the Hub", "could not be fetched from the Hub"),
+                     (s.hub_missing, "not found on the Hub", "was not found on the Hub")]
+            kinds = [k for k in kinds if k[0] > 0]
+            if len(kinds) == 1:
+                typer.echo(f"{total} error(s): this input {kinds[0][2]}, {rest}", err=True)
+            else:
+                typer.echo(f"{total} error(s): " + "; ".join(f"{n} {said}" for n, said, _ in kinds) + f"; {rest}",
+                           err=True)
             for e in s.errors[:50]:
                 typer.echo(f"  {e}", err=True)
             if len(s.errors) > 50:

@@ -1167,9 +1167,15 @@ def _malformed_answer(exc: Exception) -> bool:
     of ours still escapes as itself. Before, such an answer ended the whole indexing pass with a traceback."""
     import json
 
-    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...") is our fault; one
-    # raised while huggingface_hub builds an object of the answer (ModelInfo's ``parse_datetime`` of a ``createdAt``
-    # that is no date) is the answer's
+    from huggingface_hub import hf_api
+
+    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...", hf_hub_download's
+    # "Invalid repo type", a CommitOperationAdd's "Provided path ... is not a file") is our fault and escapes as
+    # itself; only one raised while huggingface_hub builds the object it returns from the answer's JSON is the
+    # answer's: ModelInfo/DatasetInfo (model_info, dataset_info, repo_info, list_models, list_datasets; a
+    # ``createdAt`` that is no date makes its ``parse_datetime`` raise), CommitInfo (create_commit), RepoUrl
+    # (create_repo). Before, a ValueError in any huggingface_hub __init__, __post_init__ or parse_datetime frame
+    # counted, so a bug of ours (an argument huggingface_hub checks there) read as a broken endpoint
     if not isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, ValueError)):
         return False
     tb = exc.__traceback__
@@ -1182,9 +1188,12 @@ def _malformed_answer(exc: Exception) -> bool:
     ours = str(Path(__file__).resolve().parent)
     if str(Path(frames[-1].co_filename).resolve()).startswith(ours):
         return False
-    return not isinstance(exc, ValueError) or isinstance(exc, json.JSONDecodeError) or any(
-        code.co_name in ("__init__", "__post_init__", "parse_datetime") and "huggingface_hub" in code.co_filename
-        for code in frames)
+    if not isinstance(exc, ValueError) or isinstance(exc, json.JSONDecodeError):
+        return True
+    building = {getattr(cls.__dict__.get(name), "__code__", None)
+                for cls in (hf_api.ModelInfo, hf_api.DatasetInfo, hf_api.CommitInfo, hf_api.RepoUrl)
+                for name in ("__init__", "__post_init__")} - {None}
+    return any(code in building for code in frames)
 
 
 def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: str, has_token: bool):

@@ -305,6 +305,9 @@ class Service:
         self._own = store is None, vectors is None
         self.worker = None
         self._thread: threading.Thread | None = None
+        #: why this server's worker thread ended by itself (an error no later pass can get past, an unexpected one), in
+        #: /readyz's worker check; None while it runs or after a stop asked for
+        self.worker_stopped: str | None = None
         #: set by a second stop signal (:meth:`abandon_worker`): shutting down stops waiting for the worker's item
         self.abandoned = threading.Event()
         self.busy_retry_seconds = busy_retry_seconds
@@ -418,19 +421,26 @@ class Service:
         from .worker import Worker
 
         self.worker = Worker(self.worker_schedule, self.run_pass, busy_retry_seconds=self.busy_retry_seconds)
+        self.worker_stopped = None
         self._thread = threading.Thread(target=self._work, name="taskspace-worker", daemon=True)
         self._thread.start()
 
     def _work(self) -> None:
-        from .errors import CLI, SERVE
+        from .errors import CLI, SERVE, one_line
 
         # the passes' records (`taskspace runs`) and log lines are read by the server's operator, at a shell: in
         # their words (errors.CLI), in this thread only (the HTTP answers keep the API's)
         CLI.set(SERVE)
         try:
             self.worker.serve()
-        except BaseException:  # the API keeps serving the last complete index
+        except BaseException as exc:  # the API keeps serving the last complete index
             log.exception("the in-process worker stopped")
+            self.worker_stopped = (f"an unexpected {type(exc).__name__}: {scrub(one_line(str(exc)))} (its traceback is "
+                                   "in the server log)")
+        else:
+            if self.worker.stopped_by is not None:  # as its log line says it (worker.Worker.serve)
+                self.worker_stopped = (f"{scrub(one_line(str(self.worker.stopped_by)))} (no later pass can succeed "
+                                       "until this is fixed)")
 
     def stop_worker(self, timeout: float | None = None) -> None:
         """Ask the worker to finish its current item and wait for it (at most ``timeout`` seconds), or until
@@ -594,16 +604,19 @@ class Service:
             with self._passes_lock:
                 passes, done = [dict(p) for p in self.passes], self.passes_done
             last = passes[-1] if passes else None
-            checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
-                                "detail": f"every {self.worker_schedule}; {done} pass(es) done"
-                                          + (f"; the last {last.get('status')}"
-                                             + (f" ({last['error']})" if last.get("error") else "")
-                                             # which run, and where its errors are read (before: "partial", no more)
-                                             + (f" (run {last.get('run_id')}: {last['errors']} error(s), listed by "
-                                                "`taskspace runs`)" if last.get("errors") else "")
-                                             + f", {last['seconds']:.1f} s, its index published in "
-                                             f"{last['publish_seconds']:.2f} s" if last else ""),
-                                "passes": passes}
+            alive = self._thread is not None and self._thread.is_alive()
+            detail = f"every {self.worker_schedule}; {done} pass(es) done" + (
+                f"; the last {last.get('status')}"
+                + (f" ({last['error']})" if last.get("error") else "")
+                # which run, and where its errors are read (before: "partial", no more)
+                + (f" (run {last.get('run_id')}: {last['errors']} error(s), listed by `taskspace runs`)"
+                   if last.get("errors") else "")
+                + f", {last['seconds']:.1f} s, its index published in {last['publish_seconds']:.2f} s" if last else "")
+            if not alive and self.worker_stopped:  # the thread ended by itself: that it stopped, why and what to do
+                # (before, the pass counts alone, as for a worker that would run again at its next pass)
+                detail = (f"every {self.worker_schedule}; stopped after {done} pass(es): {self.worker_stopped}; the "
+                          "server keeps serving its last index: restart it (`taskspace serve`) once this is fixed")
+            checks["worker"] = {"ok": alive, "detail": detail, "passes": passes}
         return checks
 
     def _store_checks(self) -> dict:
@@ -826,7 +839,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if status == 503:
             # how long is known: an encoder load that failed is tried again after RETRY_FAILED_LOAD_SECONDS; a benchmark
             # or an index this server's worker publishes, when its pass is expected to end (else nothing is said)
-            retry = _retry_after(exc)
+            retry = _retry_after_carried(exc)
             if retry is None and (indexing or building or (isinstance(exc, errors.IndexMissingError)
                                                and "next indexing pass" in str(exc))):
                 retry = svc.publish_eta()
@@ -1137,7 +1150,7 @@ def _none_match(header: str | None, etag: str) -> bool:
     return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def _retry_after_carried(exc: BaseException) -> float | None:
     """The ``retry_after`` seconds an error (or the error it was raised from) carries: an encoder whose load failed
     says when it tries again (:data:`indexer.encoder.RETRY_FAILED_LOAD_SECONDS`)."""
     seen = 0

@@ -65,6 +65,8 @@ class Worker:
         self.passes = 0
         #: when (time.monotonic()) the next pass starts while the worker waits for it; None while a pass runs
         self.next_at: float | None = None
+        #: the error no later pass can get past that ended :meth:`serve` (``IndexerError.permanent``); None until then
+        self.stopped_by: IndexerError | None = None
 
     def _on_signal(self, signum, frame) -> None:
         if self.stop.is_set():
@@ -163,6 +165,7 @@ class Worker:
                            "once this is fixed" if CLI.get() == SERVE else f"exiting with code {exc.exit_code}")
                     log.error("pass failed: %s (no later pass can succeed until this is fixed: %s)", one_line(str(exc)),
                               end)
+                    self.stopped_by = exc  # said by `taskspace serve`'s /readyz
                     return exc.exit_code
                 log.error("pass failed: %s%s", one_line(str(exc)), note or self._retry_note())
                 if again:

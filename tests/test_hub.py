@@ -575,6 +575,37 @@ def test_a_model_info_with_a_date_huggingface_hub_cannot_parse_is_a_hub_error_an
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
 
 
+@pytest.mark.parametrize("call", ["upload_file", "parse_datetime", "hf_hub_download", "model_info"])
+def test_a_value_error_from_an_argument_huggingface_hub_checks_escapes_as_itself(call, hub_server, sleeps, tmp_path):
+    """A ValueError huggingface_hub raises checking an argument taskspace passed (a bug of ours), before or without
+    reading any answer: upload_file's CommitOperationAdd.__post_init__ ("Provided path ... is not a file"),
+    parse_datetime of a text that is no date, hf_hub_download's "Invalid repo type", model_info's `expand` with
+    `files_metadata`: it escapes as itself, not retried. Before, one raised in a huggingface_hub __init__,
+    __post_init__ or parse_datetime frame became a HubError saying the Hub at HF_ENDPOINT "answered something
+    huggingface_hub cannot read", so our bug read as a broken endpoint (the answers that are malformed still are
+    HubErrors: the tests above)."""
+    import re
+
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import parse_datetime
+
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    repo = "fake-org/tiny-lb"
+    fn, args, kwargs, message = {
+        "upload_file": (client._api.upload_file, (), dict(path_or_fileobj=str(tmp_path / "missing"), path_in_repo="x",
+                                                          repo_id=repo), "is not a file"),
+        "parse_datetime": (parse_datetime, ("yesterday",), {}, "Cannot parse 'yesterday' as a datetime"),
+        "hf_hub_download": (hf_hub_download, (repo, "config.json"), dict(repo_type="bogus", endpoint=client.endpoint),
+                            "Invalid repo type"),
+        "model_info": (client._api.model_info, (repo,), dict(expand=["author"], files_metadata=True),
+                       "`expand` cannot be used"),
+    }[call]
+    with pytest.raises(ValueError, match=re.escape(message)) as got:
+        client._call("read model info of", repo, "model", fn, *args, **kwargs)
+    assert not isinstance(got.value, HubError) and sleeps == []
+    assert client.model_info(repo)["num_parameters"] == 1234567  # the client goes on
+
+
 def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, store, tmp_path):
     """A model card's YAML is its author's: `license: 5`, `base_model: {name: x}`, `tags` holding null, a blank
     license. The metadata keeps the text (a number as written, a list of texts joined, a blank or a mapping as

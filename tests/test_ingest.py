@@ -1133,7 +1133,7 @@ def test_the_error_summary_of_an_ingest_the_hub_failed_says_so_not_rejected(tmp_
     r = CliRunner().invoke(app, ["ingest", "hub-org:open-llm-leaderboard", "--no-metadata"])
     assert r.exit_code == 4, r.output
     # the gated repo (no token) could not be fetched either; the repo naming no valid model id was rejected
-    assert "3 error(s): this input was rejected or (2) could not be fetched from the Hub, the rest was ingested" in r.output
+    assert "3 error(s): 1 rejected; 2 could not be fetched from the Hub; the rest was ingested" in r.output
 
 
 def test_an_ingest_of_a_hub_repo_that_does_not_exist_says_so_not_rejected(tmp_path, hub_server, monkeypatch):
@@ -1152,6 +1152,35 @@ def test_an_ingest_of_a_hub_repo_that_does_not_exist_says_so_not_rejected(tmp_pa
     r = CliRunner().invoke(app, ["ingest", "hub:fake-org/deleted", "--no-metadata", "--json"])
     assert r.exit_code == 1, r.output
     assert "(or it is private and this token cannot read it)" in r.output and "set HF_TOKEN" not in r.output
+
+def test_the_error_summary_of_mixed_failures_gives_each_kind_its_own_count(monkeypatch):
+    """`taskspace ingest` whose errors are of several kinds (rows rejected, Hub repos that could not be fetched, one the
+    Hub does not have): the summary line gives each kind its own clause and count, the rejected ones counted as rows
+    (a "5 more rows rejected" line is 5). Before, the kinds were joined with "or", the first without its count: "this
+    input was rejected or (2) could not be fetched from the Hub or (1) not found on the Hub"."""
+    import indexer.ingest
+    from indexer.cli import app
+    from indexer.errors import HubError, NotFoundError
+    from indexer.ingest import IngestSummary
+    from indexer.records import RowError
+
+    s = IngestSummary(sources=1)
+    s.add_error(InputError("line 2: correct value 'x' is not a number"), "a/outcomes.csv")
+    s.errors.append(RowError("a/outcomes.csv", None, "5 more rows rejected: correct value is not a number"))
+    s.add_error(HubError("cannot download x from org/one: the Hub answered 503"), "hub:org/one")
+    s.add_error(HubError("cannot download x from org/two: the Hub answered 503"), "hub:org/two")
+    s.add_error(NotFoundError("not found on the Hub: org/gone (read)"), "hub:org/gone")
+    monkeypatch.setattr(indexer.ingest, "ingest", lambda *a, **k: s)
+    r = CliRunner().invoke(app, ["ingest", "a"])
+    assert r.exit_code == 4, r.output
+    assert ("9 error(s): 6 rejected; 2 could not be fetched from the Hub; 1 not found on the Hub; the rest was "
+            "ingested") in r.output.splitlines(), r.output
+    s.errors, s.hub_failures, s.hub_missing, s.sources = [], 0, 0, 0
+    s.add_error(HubError("cannot download x from org/one: the Hub answered 503"), "hub:org/one")
+    s.add_error(NotFoundError("not found on the Hub: org/gone (read)"), "hub:org/gone")
+    r = CliRunner().invoke(app, ["ingest", "a"])
+    assert ("2 error(s): 1 could not be fetched from the Hub; 1 not found on the Hub; nothing was ingested"
+            in r.output.splitlines()), r.output
 
 
 def test_ingesting_a_published_record_set_says_to_pull_it(store, tmp_path, hub_server):

@@ -1806,6 +1806,34 @@ def test_a_pass_that_cannot_open_the_database_is_listed_as_failed_in_readyz(inde
         assert [p["status"] for p in c.get("/readyz").json()["checks"]["worker"]["passes"]] == ["failed", "failed", "ok"]
         assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
 
+def test_readyz_says_the_worker_stopped_on_a_permanent_error_why_and_what_to_do(indexed, encoder, monkeypatch):
+    """`taskspace serve --worker-every` whose in-process worker stopped on an error no later pass can get past (the
+    database lost its taskspace tables): /readyz's worker check is not ok and its detail says the worker stopped,
+    the error's one line and to restart the server once it is fixed (the server keeps serving its last index), as
+    the log line says. Before, the detail gave the schedule and the pass counts ("every 1h; 1 pass(es) done; the
+    last failed (...)"), as for a worker that would run again at its next pass."""
+    from indexer.errors import SchemaError
+    from indexer.store import sql
+    from indexer.store.vectors import VectorStore
+
+    with sql.open_store() as store, VectorStore.from_settings() as vectors:
+        def gone(*a, **k):
+            raise SchemaError("the database at postgresql://db/x has no taskspace tables: run `taskspace db upgrade`")
+
+        monkeypatch.setattr(sql, "open_store", gone)
+        svc = Service(encoder=encoder, worker_schedule="1h", store=store, vectors=vectors)
+        with TestClient(create_app(svc)) as c:
+            svc.start_worker()  # as Service.start does with --worker-every (the stores are given here)
+            svc._thread.join(60)
+            assert not svc._thread.is_alive()
+            r = c.get("/readyz")
+            assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200  # it keeps serving
+    worker = r.json()["checks"]["worker"]
+    assert r.status_code == 503 and worker["ok"] is False, r.json()
+    detail = worker["detail"]
+    assert "stopped" in detail and "has no taskspace tables: run `taskspace db upgrade`" in detail, detail
+    assert "restart" in detail and "keeps serving its last index" in detail, detail
+
 
 def test_cli_serve_rejects_a_bad_schedule_in_one_line():
     for args in (["--worker-every", "soon"], ["--cron", "61 * * * *"], ["--every", "1h", "--cron", "@daily"]):
