@@ -188,6 +188,7 @@ def scrub(text: str) -> str:
         return text
     for url in (s.database_url, s.qdrant_url):
         text = mask_secrets(text, url)
+    text = _URL_PASSWORD.sub(r"\1***@", text)  # any other URL a message quotes (another database's, in an error)
     for secret in (s.qdrant_api_key, os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")):
         # as it is sent: without the newline or spaces a file or a paste leaves (huggingface_hub's reading)
         secret = (secret or "").replace("\r", "").replace("\n", "").strip()
@@ -197,6 +198,10 @@ def scrub(text: str) -> str:
             text = re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", "***", text)
     return text
 
+
+#: the password of a URL quoted in a message: ``scheme://user:PASSWORD@`` (up to the last '@' before the host, as
+#: config.url_secrets reads an unencoded '@' in it)
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)[^\s/]*@")
 
 #: a token (API key, HF_TOKEN) of this many characters on is masked wherever it appears in a message; a shorter one
 #: only where it stands alone (``key ab1 rejected``), so that ``a`` does not garble every word with an "a" in it

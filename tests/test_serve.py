@@ -2911,6 +2911,21 @@ def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_sugg
     assert "did you mean mmlu_pro/law?" in str(suggest("MMLU_PRO/Law ", known, "benchmark"))
 
 
+def test_scrub_masks_the_password_of_any_url_a_message_quotes(monkeypatch, tmp_path):
+    """`serve.scrub` masks the password of every URL a message quotes (``postgresql://u:secret@db/x``), not only of
+    the configured database and Qdrant URLs: a stopped worker's error in /readyz may name another database's URL
+    (a SchemaError quoting one). Before, such a password was served as written; user, host and path stay readable."""
+    from indexer.config import reset_settings
+    from indexer.serve import scrub
+
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path))
+    monkeypatch.delenv("TASKSPACE_DATABASE_URL", raising=False)
+    reset_settings()
+    out = scrub("no taskspace tables in postgresql://u:s3cr%40t@db:5432/x?sslmode=require (nor at http://a:b@q:6333)")
+    assert out == "no taskspace tables in postgresql://u:***@db:5432/x?sslmode=require (nor at http://a:***@q:6333)", out
+    reset_settings()
+
+
 def test_scrub_masks_a_short_token_where_it_stands_and_a_long_one_everywhere(monkeypatch):
     """`serve.scrub` (a server's error messages): a token as short as "ab1" (TASKSPACE_QDRANT_API_KEY, HF_TOKEN,
     HUGGING_FACE_HUB_TOKEN) is masked where it stands as a token, and the words holding its letters stay as written;
