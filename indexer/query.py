@@ -361,11 +361,23 @@ def _warn_not_configured(store, chosen, spaces: list) -> None:
 
     name = space_name(chosen)
     others = [space_name(s) for s in spaces if s.id != chosen.id]
+    # what differs, in the settings' words: a space of the configured method built under another TASKSPACE_LAMBDA
+    # (or TASKSPACE_EPS) says which and both values; before, "with other settings (by an older taskspace, or under
+    # another TASKSPACE_METHOD)", though the method was the configured one
+    differs = [f"{what} {float(got):g} ({var} is {float(want):g} here)"
+               for what, var, got, want in (("lambda", "TASKSPACE_LAMBDA", have.lam, spec.lam),
+                                            ("eps", "TASKSPACE_EPS", have.eps, spec.eps)) if float(got) != float(want)]
+    if have.method != spec.method:
+        how = " (by an older taskspace, or under another TASKSPACE_METHOD)"
+    elif dict(have.params) != dict(spec.params):
+        how = " with other solver options (by an older taskspace)" + "".join(f", {d}" for d in differs)
+    else:
+        how = " with " + ", ".join(differs)
     logging.getLogger(__name__).warning(
-        "searching space %s, built with method %s%s (by an older taskspace, or under another TASKSPACE_METHOD), not as "
+        "searching space %s, built with method %s%s, not as "
         "this taskspace builds the configured method %s (TASKSPACE_METHOD), whose space is not indexed: `taskspace "
         "index` builds it from the stored results, and searches use it from then on; %s searches this "
-        "one without this warning%s", name, have.method, "" if have.method != spec.method else " with other settings",
+        "one without this warning%s", name, have.method, how,
         spec.method, arg("space", name, quote=False), f" (other spaces: {', '.join(others)})" if others else "")
 
 

@@ -442,6 +442,32 @@ def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_
     assert "searching space" not in caplog.text
 
 
+def test_a_space_of_the_configured_method_with_another_lambda_is_warned_of_naming_the_lambda(store, encoder, caplog,
+                                                                                             monkeypatch):
+    """A space the configured method built under another TASKSPACE_LAMBDA (`TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3
+    taskspace index`, then the lambda unset) is searched with a warning that names its lambda and the configured one;
+    before, it said the space was built "with other settings (by an older taskspace, or under another
+    TASKSPACE_METHOD)", though the method was the configured one and the lambda the only difference."""
+    import logging
+
+    from indexer import query
+    from indexer.config import get_settings
+    from indexer.query import _space
+    from indexer.space import configured, space_name
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")
+    monkeypatch.delenv("TASKSPACE_LAMBDA", raising=False)
+    spec = configured(get_settings(), encoder=encoder.id)
+    assert spec.method == "paper" and spec.lam == 1.0
+    built = store.get_or_create_space(encoder.id, 384, 3.0, spec.eps, method="paper", params=dict(spec.params))
+    getattr(query, "_WARNED_METHOD", set()).clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == built.id
+    assert (f"searching space {space_name(built)}, built with method paper with lambda 3 (TASKSPACE_LAMBDA is 1 here), "
+            "not as this taskspace builds the configured method paper") in caplog.text, caplog.text
+    assert "another TASKSPACE_METHOD" not in caplog.text, caplog.text
+
+
 def test_the_lean_entry_point_refuses_a_raw_filter_on_a_field_no_model_carries(indexed):
     """`indexer.query.find_models(filters={"licence": ["mit"]})` (a misspelt payload field) answering no model: the
     InputError naming the field, the close payload field (`license`) and the fields the models carry; before, [] without
