@@ -287,9 +287,14 @@ def _space(store, space=None, spaces: list | None = None):
                     "%s picks another: %s", said, space_name(spaces[-1]), spaces[-1].encoder,
                     "--space NAME" if CLI.get() else "space=NAME", ", ".join(space_name(s) for s in spaces))
             else:
+                # an encoder that cannot be loaded builds no space: `taskspace index` fails (exit 5) until the
+                # setting is mended (before, it was advised as what builds the configured encoder's space)
+                index = ("`taskspace index` builds the configured encoder's space beside it from the stored results"
+                         if spec.encoder else "`taskspace index` fails until TASKSPACE_ENCODER names an encoder that "
+                         "loads here (unset: all-MiniLM-L6-v2), then builds its space beside it from the stored results")
                 logging.getLogger(__name__).warning(
                     "no indexed space was built with the configured encoder %s; searching the only space, %s (%s); "
-                    "`taskspace index` builds the configured encoder's space beside it from the stored results", said, space_name(spaces[-1]), spaces[-1].encoder)
+                    "%s", said, space_name(spaces[-1]), spaces[-1].encoder, index)
         every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either
             return spaces[0]

@@ -401,6 +401,35 @@ def test_a_home_whose_only_space_another_encoder_built_says_so_and_how_to_build_
     assert "no indexed space" not in caplog.text, caplog.text
 
 
+def test_the_lone_space_of_another_encoder_searched_under_an_encoder_that_cannot_load_does_not_advise_index(
+        store, caplog, monkeypatch):
+    """TASKSPACE_ENCODER naming an encoder that cannot be loaded here (`nope/nope` offline, a folder that is not a
+    model) in a home with one space of another encoder: the search takes that space with a warning that says
+    `taskspace index` fails until TASKSPACE_ENCODER names an encoder that loads; before, the warning advised
+    `taskspace index`, which "builds the configured encoder's space beside it", and that command failed (exit 5,
+    "cannot load encoder")."""
+    import logging
+
+    from indexer import query
+    from indexer.config import get_settings, reset_settings
+    from indexer.query import _space
+    from indexer.space import configured, space_name
+
+    spec = configured(get_settings())
+    other = store.get_or_create_space("org/enc-b@1", 11, spec.lam, spec.eps, method=spec.method,
+                                      params=dict(spec.params))
+    monkeypatch.setenv("TASKSPACE_ENCODER", "/nonexistent/encoder")
+    reset_settings()
+    query._WARNED_ENCODER.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == other.id
+    assert (f"no indexed space was built with the configured encoder /nonexistent/encoder (TASKSPACE_ENCODER), which "
+            f"cannot be loaded here; searching the only space, {space_name(other)} (org/enc-b@1); `taskspace index` "
+            "fails until TASKSPACE_ENCODER names an encoder that loads here (unset: all-MiniLM-L6-v2), then builds "
+            "its space beside it from the stored results") in caplog.text, caplog.text
+    assert "builds the configured encoder's space" not in caplog.text
+
+
 def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_saying_to_index(store, encoder, caplog):
     """A home indexed by an older taskspace keeps the space of that version's default method (`auto` before `auto-mc`,
     no calibration stored yet): a search still takes it, once per process a warning names it, its method, the
