@@ -65,7 +65,8 @@ def configured_spec(settings=None, *, lenient: bool = False):
 
 def update_command(space, settings=None) -> str | None:
     """The command whose indexing pass re-solves ``space`` from the stored results: ``taskspace index`` for the
-    configured space, with ``TASKSPACE_ENCODER=...`` / ``TASKSPACE_METHOD=...`` before it for another one; None when no
+    configured space, with ``TASKSPACE_ENCODER=...`` / ``TASKSPACE_METHOD=...`` (``TASKSPACE_LAMBDA=...`` /
+    ``TASKSPACE_EPS=...`` when it was built under other ones) before it for another one; None when no
     setting of this taskspace builds it (a method or params of an older taskspace, another revision of its encoder)."""
     from .errors import InputError
     from .space import SpaceSpec, configured, encoder_name
@@ -74,9 +75,15 @@ def update_command(space, settings=None) -> str | None:
         from .config import get_settings
 
         settings = get_settings()
+    from dataclasses import replace
+
     sp = SpaceSpec.of(space)
     try:
-        if not configured(settings, encoder=sp.encoder, method=sp.method).matches(sp):
+        # under the lambda and eps it was built with (TASKSPACE_LAMBDA=3 of a paper space): before, only the settings
+        # as they are, so such a space was said to be built by no setting, and no pass to update it
+        here = configured(settings, encoder=sp.encoder, method=sp.method)
+        if not configured(replace(settings, lam=float(sp.lam), eps=float(sp.eps)), encoder=sp.encoder,
+                          method=sp.method).matches(sp):
             return None
     except InputError:  # a method this taskspace does not know
         return None
@@ -88,6 +95,8 @@ def update_command(space, settings=None) -> str | None:
         env.append(f"TASKSPACE_ENCODER={sp.encoder_name}")
     if sp.method != mine.method:
         env.append(f"TASKSPACE_METHOD={sp.method}")
+    env += [f"{var}={float(got):g}" for var, got, want in (("TASKSPACE_LAMBDA", sp.lam, here.lam),
+                                                          ("TASKSPACE_EPS", sp.eps, here.eps)) if float(got) != float(want)]
     return " ".join(env + ["taskspace index"])
 
 
