@@ -228,11 +228,18 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
     result = DropResult(slug, rec.id if rec else None, rec.encoder if rec else None, rec.method if rec else None,
                         is_default, dry_run, sql.space_rows(rec.id) if rec is not None else {}, collections)
     if is_default and not force and not dry_run:
-        others = [space_name(s) for s in spaces if s.id != rec.id]
+        # each with the settings that make it the default (its update command's), where a setting builds it: before,
+        # "TASKSPACE_ENCODER / TASKSPACE_METHOD" alone, though a space of another lambda needs TASKSPACE_LAMBDA too
+        others = []
+        for s in spaces:
+            if s.id != rec.id:
+                env = (update_command(s, settings) or "").removesuffix("taskspace index").strip()
+                others.append(f"{space_name(s)}: {env}" if env else space_name(s))
         # built here from stored results: the next pass builds the configured space again (a pulled one it cannot)
         again = (" (the next `taskspace index` builds it again from the stored results)"
                  if spec.matches(rec) and sql.space_origin(rec.id) is None else "")
-        switch = (f"; or make another the default first (TASKSPACE_ENCODER / TASKSPACE_METHOD; other spaces: "
+        switch = (f"; or make another the default first (the settings that build it: TASKSPACE_ENCODER, "
+                  f"TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS; other spaces: "
                   f"{', '.join(others)})" if others else "")
         raise ConfigError(f"space {slug} ({rec.encoder}, method {rec.method}) is the default space: searches, "
                           f"`taskspace serve` and the page use it; `taskspace spaces drop {slug} --force` drops it "

@@ -701,3 +701,23 @@ def test_the_command_that_re_solves_a_space_of_another_lambda_or_eps_names_them(
     mine = configured(settings, encoder=encoder.id)
     here = store.get_or_create_space(encoder.id, 11, mine.lam, mine.eps, method=mine.method, params=dict(mine.params))
     assert update_command(here, settings) == "taskspace index"
+
+
+def test_the_refused_drop_of_the_default_names_the_settings_that_make_another_the_default(store, encoder, tmp_path):
+    """`taskspace spaces drop` of the default space without --force: the refusal names, for another space built under
+    TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3, those settings, which make it the default; before, only
+    "TASKSPACE_ENCODER / TASKSPACE_METHOD", though the method alone builds (and makes default) another space."""
+    from indexer.config import get_settings
+    from indexer.errors import ConfigError
+    from indexer.space import configured, space_name
+    from indexer.spaces import drop_space
+    from indexer.store.vectors import VectorStore
+
+    settings = get_settings()
+    mine = configured(settings, encoder=encoder.id)
+    here = store.get_or_create_space(encoder.id, 11, mine.lam, mine.eps, method=mine.method, params=dict(mine.params))
+    paper = configured(settings, encoder=encoder.id, method="paper")
+    lam3 = store.get_or_create_space(encoder.id, 384, 3.0, 0.0, method="paper", params=dict(paper.params))
+    with VectorStore(path=tmp_path / "index") as vectors, pytest.raises(ConfigError) as got:
+        drop_space(store, vectors, space_name(here))
+    assert f"{space_name(lam3)}: TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3" in str(got.value), got.value
