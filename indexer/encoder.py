@@ -155,6 +155,33 @@ def _mpnet_folder(target: Path) -> Path | None:
     return None if found is None else found.parent
 
 
+def _folder_dim(folder: Path) -> int | None:
+    """The embedding dimension a sentence-transformers folder declares in its config files, without loading the model:
+    the last of its modules (``modules.json``) to name one, a Dense layer's ``out_features`` or a one-mode Pooling's
+    ``word_embedding_dimension``; None when it declares none this reading is sure of (a pooling of several modes)."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+    except (OSError, ValueError):
+        return None
+    dim = None
+    for module in modules if isinstance(modules, list) else []:
+        sub = module.get("path") if isinstance(module, dict) else None
+        if not isinstance(sub, str) or not sub:
+            continue
+        try:
+            config = json.loads((folder / sub / "config.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(config, dict):
+            continue
+        if isinstance(config.get("out_features"), int):
+            dim = config["out_features"]
+        elif isinstance(config.get("word_embedding_dimension"), int):
+            modes = sum(1 for k, v in config.items() if k.startswith("pooling_mode_") and v is True)
+            dim = config["word_embedding_dimension"] if modes <= 1 else None
+    return dim
+
+
 def _fingerprint(path: Path) -> str:
     """A content revision for a local model folder: sha256 over its config and weight files (first 16 hex)."""
     h = hashlib.sha256()
@@ -408,6 +435,8 @@ class Encoder:
     def dim(self) -> int:
         """The embedding dimension: from the cache when it holds any vector of this encoder (no model load), else
         from the loaded model."""
+        if self._model is None and (declared := self._declared_dim()):
+            return declared
         if self._model is None and self._revision != "hub":
             cache = self._get_cache()
             dim = cache.stored_dim() if cache is not None else None
@@ -416,6 +445,17 @@ class Encoder:
         model = self._load()
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(get_dim())
+
+    def _declared_dim(self) -> int | None:
+        """The dimension the model folder's config declares (:func:`_folder_dim`), or the loaded model's; None for a
+        Hub model id not loaded yet, or a folder that declares none."""
+        if self._model is not None:
+            get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+            return int(get_dim())
+        if self._revision == "hub":
+            return None
+        target, _ = self._resolve()
+        return _folder_dim(target) if isinstance(target, Path) else None
 
     # -- loading --------------------------------------------------------------
     def _load(self):
@@ -491,7 +531,16 @@ class Encoder:
         if self._cache is None:
             slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.id)
             # one file per encoder id (name@content revision): every vector in it has the model's dimension
-            self._cache = EmbeddingCache(self._cache_dir / f"{slug}.sqlite")
+            # with the encoder's dimension when it is known without a model load: a file holding another encoder's
+            # vectors (copied or renamed to this one's name) is not read as this encoder's (before, its dimension was
+            # taken for the encoder's, and a space built of them failed every search of a new prompt)
+            dim = self._declared_dim()
+            cache = EmbeddingCache(self._cache_dir / f"{slug}.sqlite", dim=dim)
+            if dim and (stored := cache.stored_dim()) not in (None, dim):
+                log.warning("the embedding cache %s holds vectors of dimension %d, not the %d of encoder %s (another "
+                            "encoder's cache, copied or renamed?): they are not used; the prompts are encoded again "
+                            "and replace them", cache.path, stored, dim, self.id)
+            self._cache = cache
         return self._cache
 
     # -- encoding -------------------------------------------------------------

@@ -287,9 +287,14 @@ def _space(store, space=None, spaces: list | None = None):
                     "%s picks another: %s", said, space_name(spaces[-1]), spaces[-1].encoder,
                     "--space NAME" if CLI.get() else "space=NAME", ", ".join(space_name(s) for s in spaces))
             else:
+                # an encoder that cannot be loaded builds no space: `taskspace index` fails (exit 5) until the
+                # setting is mended (before, it was advised as what builds the configured encoder's space)
+                index = ("`taskspace index` builds the configured encoder's space beside it from the stored results"
+                         if spec.encoder else "`taskspace index` fails until TASKSPACE_ENCODER names an encoder that "
+                         "loads here (unset: all-MiniLM-L6-v2), then builds its space beside it from the stored results")
                 logging.getLogger(__name__).warning(
                     "no indexed space was built with the configured encoder %s; searching the only space, %s (%s); "
-                    "`taskspace index` builds the configured encoder's space beside it from the stored results", said, space_name(spaces[-1]), spaces[-1].encoder)
+                    "%s", said, space_name(spaces[-1]), spaces[-1].encoder, index)
         every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either
             return spaces[0]
@@ -361,11 +366,23 @@ def _warn_not_configured(store, chosen, spaces: list) -> None:
 
     name = space_name(chosen)
     others = [space_name(s) for s in spaces if s.id != chosen.id]
+    # what differs, in the settings' words: a space of the configured method built under another TASKSPACE_LAMBDA
+    # (or TASKSPACE_EPS) says which and both values; before, "with other settings (by an older taskspace, or under
+    # another TASKSPACE_METHOD)", though the method was the configured one
+    differs = [f"{what} {float(got):g} ({var} is {float(want):g} here)"
+               for what, var, got, want in (("lambda", "TASKSPACE_LAMBDA", have.lam, spec.lam),
+                                            ("eps", "TASKSPACE_EPS", have.eps, spec.eps)) if float(got) != float(want)]
+    if have.method != spec.method:
+        how = " (by an older taskspace, or under another TASKSPACE_METHOD)"
+    elif dict(have.params) != dict(spec.params):
+        how = " with other solver options (by an older taskspace)" + "".join(f", {d}" for d in differs)
+    else:
+        how = " with " + ", ".join(differs)
     logging.getLogger(__name__).warning(
-        "searching space %s, built with method %s%s (by an older taskspace, or under another TASKSPACE_METHOD), not as "
+        "searching space %s, built with method %s%s, not as "
         "this taskspace builds the configured method %s (TASKSPACE_METHOD), whose space is not indexed: `taskspace "
         "index` builds it from the stored results, and searches use it from then on; %s searches this "
-        "one without this warning%s", name, have.method, "" if have.method != spec.method else " with other settings",
+        "one without this warning%s", name, have.method, how,
         spec.method, arg("space", name, quote=False), f" (other spaces: {', '.join(others)})" if others else "")
 
 

@@ -65,7 +65,8 @@ def configured_spec(settings=None, *, lenient: bool = False):
 
 def update_command(space, settings=None) -> str | None:
     """The command whose indexing pass re-solves ``space`` from the stored results: ``taskspace index`` for the
-    configured space, with ``TASKSPACE_ENCODER=...`` / ``TASKSPACE_METHOD=...`` before it for another one; None when no
+    configured space, with ``TASKSPACE_ENCODER=...`` / ``TASKSPACE_METHOD=...`` (``TASKSPACE_LAMBDA=...`` /
+    ``TASKSPACE_EPS=...`` when it was built under other ones) before it for another one; None when no
     setting of this taskspace builds it (a method or params of an older taskspace, another revision of its encoder)."""
     from .errors import InputError
     from .space import SpaceSpec, configured, encoder_name
@@ -74,9 +75,15 @@ def update_command(space, settings=None) -> str | None:
         from .config import get_settings
 
         settings = get_settings()
+    from dataclasses import replace
+
     sp = SpaceSpec.of(space)
     try:
-        if not configured(settings, encoder=sp.encoder, method=sp.method).matches(sp):
+        # under the lambda and eps it was built with (TASKSPACE_LAMBDA=3 of a paper space): before, only the settings
+        # as they are, so such a space was said to be built by no setting, and no pass to update it
+        here = configured(settings, encoder=sp.encoder, method=sp.method)
+        if not configured(replace(settings, lam=float(sp.lam), eps=float(sp.eps)), encoder=sp.encoder,
+                          method=sp.method).matches(sp):
             return None
     except InputError:  # a method this taskspace does not know
         return None
@@ -88,6 +95,8 @@ def update_command(space, settings=None) -> str | None:
         env.append(f"TASKSPACE_ENCODER={sp.encoder_name}")
     if sp.method != mine.method:
         env.append(f"TASKSPACE_METHOD={sp.method}")
+    env += [f"{var}={float(got):g}" for var, got, want in (("TASKSPACE_LAMBDA", sp.lam, here.lam),
+                                                          ("TASKSPACE_EPS", sp.eps, here.eps)) if float(got) != float(want)]
     return " ".join(env + ["taskspace index"])
 
 
@@ -219,11 +228,18 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
     result = DropResult(slug, rec.id if rec else None, rec.encoder if rec else None, rec.method if rec else None,
                         is_default, dry_run, sql.space_rows(rec.id) if rec is not None else {}, collections)
     if is_default and not force and not dry_run:
-        others = [space_name(s) for s in spaces if s.id != rec.id]
+        # each with the settings that make it the default (its update command's), where a setting builds it: before,
+        # "TASKSPACE_ENCODER / TASKSPACE_METHOD" alone, though a space of another lambda needs TASKSPACE_LAMBDA too
+        others = []
+        for s in spaces:
+            if s.id != rec.id:
+                env = (update_command(s, settings) or "").removesuffix("taskspace index").strip()
+                others.append(f"{space_name(s)}: {env}" if env else space_name(s))
         # built here from stored results: the next pass builds the configured space again (a pulled one it cannot)
         again = (" (the next `taskspace index` builds it again from the stored results)"
                  if spec.matches(rec) and sql.space_origin(rec.id) is None else "")
-        switch = (f"; or make another the default first (TASKSPACE_ENCODER / TASKSPACE_METHOD; other spaces: "
+        switch = (f"; or make another the default first (the settings that build it: TASKSPACE_ENCODER, "
+                  f"TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS; other spaces: "
                   f"{', '.join(others)})" if others else "")
         raise ConfigError(f"space {slug} ({rec.encoder}, method {rec.method}) is the default space: searches, "
                           f"`taskspace serve` and the page use it; `taskspace spaces drop {slug} --force` drops it "

@@ -496,3 +496,26 @@ def test_processes_first_using_mpnet_at_once_join_it_once_and_all_load_it(tmp_pa
     folder = models / "all-mpnet-base-v2" / "all-mpnet-base-v2"
     assert hashlib.sha256((folder / "payload.bin").read_bytes()).digest() == hashlib.sha256(payload).digest()
     assert sorted(p.name for p in models.iterdir()) == ["all-mpnet-base-v2", "all-mpnet-base-v2.lock"]
+
+
+def test_a_cache_file_of_another_encoder_is_not_taken_for_this_ones(tmp_path, encoder, caplog):
+    """An embedding cache file holding another encoder's vectors under this encoder's name (all-mpnet-base-v2's
+    768-d file copied or renamed to MiniLM's) is not used: the dimension comes from the model folder's own config
+    (no model load), the foreign vectors are skipped with a warning and the texts encoded again. Before, the cache's
+    dimension was taken for the encoder's: `taskspace index` built a "MiniLM" space of mpnet vectors (dim 1546) and
+    every search of a new prompt failed with a numpy traceback (size 1536 is different from 778)."""
+    import logging
+
+    texts = ["Which enzyme unwinds DNA at the replication fork?", "What is 2 + 2?"]
+    cache_dir = tmp_path / "cache"
+    fresh = Encoder("all-MiniLM-L6-v2", cache_dir=cache_dir)
+    EmbeddingCache(cache_dir / f"{fresh._get_cache().path.name}").put_many(
+        [(prompt_hash(t), np.ones(768, np.float32)) for t in texts])
+    other = Encoder("all-MiniLM-L6-v2", cache_dir=cache_dir)  # a new process's encoder, on the foreign file
+    with caplog.at_level(logging.WARNING, logger="indexer.encoder"):
+        assert other.dim == 384
+        got = other.encode(texts)
+    assert got.shape == (2, 384)
+    assert np.allclose(got, encoder.encode(texts), atol=1e-5)
+    assert "dimension 768" in caplog.text and "384" in caplog.text, caplog.text
+    assert len(other.cached([prompt_hash(t) for t in texts])) == 2  # replaced by this encoder's vectors

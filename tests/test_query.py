@@ -401,6 +401,35 @@ def test_a_home_whose_only_space_another_encoder_built_says_so_and_how_to_build_
     assert "no indexed space" not in caplog.text, caplog.text
 
 
+def test_the_lone_space_of_another_encoder_searched_under_an_encoder_that_cannot_load_does_not_advise_index(
+        store, caplog, monkeypatch):
+    """TASKSPACE_ENCODER naming an encoder that cannot be loaded here (`nope/nope` offline, a folder that is not a
+    model) in a home with one space of another encoder: the search takes that space with a warning that says
+    `taskspace index` fails until TASKSPACE_ENCODER names an encoder that loads; before, the warning advised
+    `taskspace index`, which "builds the configured encoder's space beside it", and that command failed (exit 5,
+    "cannot load encoder")."""
+    import logging
+
+    from indexer import query
+    from indexer.config import get_settings, reset_settings
+    from indexer.query import _space
+    from indexer.space import configured, space_name
+
+    spec = configured(get_settings())
+    other = store.get_or_create_space("org/enc-b@1", 11, spec.lam, spec.eps, method=spec.method,
+                                      params=dict(spec.params))
+    monkeypatch.setenv("TASKSPACE_ENCODER", "/nonexistent/encoder")
+    reset_settings()
+    query._WARNED_ENCODER.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == other.id
+    assert (f"no indexed space was built with the configured encoder /nonexistent/encoder (TASKSPACE_ENCODER), which "
+            f"cannot be loaded here; searching the only space, {space_name(other)} (org/enc-b@1); `taskspace index` "
+            "fails until TASKSPACE_ENCODER names an encoder that loads here (unset: all-MiniLM-L6-v2), then builds "
+            "its space beside it from the stored results") in caplog.text, caplog.text
+    assert "builds the configured encoder's space" not in caplog.text
+
+
 def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_saying_to_index(store, encoder, caplog):
     """A home indexed by an older taskspace keeps the space of that version's default method (`auto` before `auto-mc`,
     no calibration stored yet): a search still takes it, once per process a warning names it, its method, the
@@ -440,6 +469,32 @@ def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_
     with caplog.at_level(logging.WARNING, logger="indexer.query"):
         assert _space(store).id == mine.id
     assert "searching space" not in caplog.text
+
+
+def test_a_space_of_the_configured_method_with_another_lambda_is_warned_of_naming_the_lambda(store, encoder, caplog,
+                                                                                             monkeypatch):
+    """A space the configured method built under another TASKSPACE_LAMBDA (`TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3
+    taskspace index`, then the lambda unset) is searched with a warning that names its lambda and the configured one;
+    before, it said the space was built "with other settings (by an older taskspace, or under another
+    TASKSPACE_METHOD)", though the method was the configured one and the lambda the only difference."""
+    import logging
+
+    from indexer import query
+    from indexer.config import get_settings
+    from indexer.query import _space
+    from indexer.space import configured, space_name
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")
+    monkeypatch.delenv("TASKSPACE_LAMBDA", raising=False)
+    spec = configured(get_settings(), encoder=encoder.id)
+    assert spec.method == "paper" and spec.lam == 1.0
+    built = store.get_or_create_space(encoder.id, 384, 3.0, spec.eps, method="paper", params=dict(spec.params))
+    getattr(query, "_WARNED_METHOD", set()).clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == built.id
+    assert (f"searching space {space_name(built)}, built with method paper with lambda 3 (TASKSPACE_LAMBDA is 1 here), "
+            "not as this taskspace builds the configured method paper") in caplog.text, caplog.text
+    assert "another TASKSPACE_METHOD" not in caplog.text, caplog.text
 
 
 def test_the_lean_entry_point_refuses_a_raw_filter_on_a_field_no_model_carries(indexed):

@@ -681,3 +681,43 @@ def test_a_configured_encoder_that_cannot_load_is_tried_once_not_on_every_query(
             assert r.status_code == 200, r.text
             assert r.json()["space"]["name"] == space_name(auto)  # the newest: the configured encoder built neither
     assert len(tried) == 1, tried
+
+
+def test_the_command_that_re_solves_a_space_of_another_lambda_or_eps_names_them(store, encoder):
+    """A space of the paper method built under TASKSPACE_LAMBDA=3 (and one under TASKSPACE_EPS=0.5): `taskspace spaces`
+    (`update`, and the stale note) names the command whose pass re-solves it, with the lambda (eps) it was built with;
+    before, no command: "no setting of this taskspace builds it: no pass updates it", though
+    `TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3 taskspace index` does. The configured space's stays `taskspace index`."""
+    from indexer.config import get_settings
+    from indexer.space import configured
+    from indexer.spaces import update_command
+
+    settings = get_settings()
+    paper = configured(settings, encoder=encoder.id, method="paper")
+    lam3 = store.get_or_create_space(encoder.id, paper.dim or 384, 3.0, 0.0, method="paper", params=dict(paper.params))
+    eps = store.get_or_create_space(encoder.id, paper.dim or 384, 1.0, 0.5, method="paper", params=dict(paper.params))
+    assert update_command(lam3, settings) == "TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3 taskspace index"
+    assert update_command(eps, settings) == "TASKSPACE_METHOD=paper TASKSPACE_EPS=0.5 taskspace index"
+    mine = configured(settings, encoder=encoder.id)
+    here = store.get_or_create_space(encoder.id, 11, mine.lam, mine.eps, method=mine.method, params=dict(mine.params))
+    assert update_command(here, settings) == "taskspace index"
+
+
+def test_the_refused_drop_of_the_default_names_the_settings_that_make_another_the_default(store, encoder, tmp_path):
+    """`taskspace spaces drop` of the default space without --force: the refusal names, for another space built under
+    TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3, those settings, which make it the default; before, only
+    "TASKSPACE_ENCODER / TASKSPACE_METHOD", though the method alone builds (and makes default) another space."""
+    from indexer.config import get_settings
+    from indexer.errors import ConfigError
+    from indexer.space import configured, space_name
+    from indexer.spaces import drop_space
+    from indexer.store.vectors import VectorStore
+
+    settings = get_settings()
+    mine = configured(settings, encoder=encoder.id)
+    here = store.get_or_create_space(encoder.id, 11, mine.lam, mine.eps, method=mine.method, params=dict(mine.params))
+    paper = configured(settings, encoder=encoder.id, method="paper")
+    lam3 = store.get_or_create_space(encoder.id, 384, 3.0, 0.0, method="paper", params=dict(paper.params))
+    with VectorStore(path=tmp_path / "index") as vectors, pytest.raises(ConfigError) as got:
+        drop_space(store, vectors, space_name(here))
+    assert f"{space_name(lam3)}: TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3" in str(got.value), got.value
