@@ -18,9 +18,11 @@ answer those statuses first (to test retries and error paths); an entry may be `
 send headers of its own (``(429, {"Retry-After": "7"})``; a plain 408/429/5xx answers ``Retry-After: 0``, other
 statuses no such header); ``server.log`` records ``(method, path, auth_present)``.
 ``server.require_token(repo_id, tokens)`` makes a (non-gated) private repo: every request for it (info, tree,
-files) answers 401 without a token and 403 with a token not in ``tokens`` (as the Hub does for a private repo).
-``server.hide_missing = True``: a repo that does not exist answers a request without a token 401 too, as the Hub does
-(``X-Error-Code: RepoNotFound``; 404 with a token).
+files) answers as the Hub answers a repo it does not have, ``X-Error-Code: RepoNotFound`` with 401 without a token and
+with 404 to a token not in ``tokens`` (the Hub never says 403 to a read of a private repo: a token that cannot read it
+is answered as if the repo did not exist). ``server.hide_missing = True``: a repo that does not exist answers a request
+without a token 401 too, as the Hub does (``X-Error-Code: RepoNotFound``; 404 with a token). A gated repo's info and
+listing answer anyone; its files answer 401 (no token) and 403 (a token without access), ``X-Error-Code: GatedRepo``.
 
 Misbehaving servers (a broken mirror, a hostile ``HF_ENDPOINT``): ``server.tamper(repo_id, sha=..., files=...,
 etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Commit`` keeps the real one), list extra ``files``
@@ -101,16 +103,20 @@ class HubServer:
             self._faults.append((prefix, list(statuses)))
 
     def require_token(self, repo_id: str, tokens) -> None:
-        """Make ``repo_id`` private: 401 without a token, 403 with one not in ``tokens``."""
+        """Make ``repo_id`` private: answered as a missing repo (``X-Error-Code: RepoNotFound``) to a request without
+        a token (401) or with one not in ``tokens`` (404), as the Hub answers."""
         self.private[repo_id] = set(tokens)
 
     def _private_status(self, repo_id: str, auth: str | None) -> int | None:
+        """The status a private repo answers this request with (its ``X-Error-Code`` is ``RepoNotFound``), or None
+        when the token may read it: 401 without a token, 404 with another (not 403: the Hub does not tell a token
+        that cannot read a private repo that the repo exists)."""
         if repo_id not in self.private:
             return None
         token = (auth or "").removeprefix("Bearer ").strip()
         if not token:
             return 401
-        return None if token in self.private[repo_id] else 403
+        return None if token in self.private[repo_id] else 404
 
     def tamper(self, repo_id: str, *, sha: str | None = None, files: dict[str, bytes] | None = None,
                etag: str | None = None) -> None:
@@ -487,9 +493,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._missing(auth, head)
             repo_id = self.hub.repo_id(d)
             private = self.hub._private_status(repo_id, auth)
-            if private is not None:
-                return self._error(private, None, "Invalid credentials in Authorization header" if private == 403
-                                   else "Unauthorized", head)
+            if private is not None:  # as the Hub answers a repo it does not have (hide_missing)
+                return self._error(private, "RepoNotFound", "Repository not found", head)
             rest = parts[4:]
             if not rest or rest[0] == "revision":
                 rev = self.hub.resolve(d, asked := rest[1] if len(rest) > 1 else "main")
@@ -529,7 +534,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._missing(auth, head)
             private = self.hub._private_status(self.hub.repo_id(d), auth)
             if private is not None:
-                return self._error(private, None, "Unauthorized" if private == 401 else "Forbidden", head)
+                return self._error(private, "RepoNotFound", "Repository not found", head)
             meta = self.hub.meta(d)
             if meta.get("gated") not in (None, False, "false"):
                 token = (auth or "").removeprefix("Bearer ").strip()

@@ -391,7 +391,9 @@ def test_a_retry_after_given_as_a_date_is_waited_for(client, hub_server, sleeps)
     ("hf_not_this_one", 403, "refused to let this token read model info of the model fake-org/tiny-lb (403)"),
 ])
 def test_401_and_403_say_what_to_do_with_the_token_and_are_not_retried(hub_server, sleeps, token, status, words):
-    hub_server.require_token("fake-org/tiny-lb", {TOKEN})
+    # a 403 without an X-Error-Code (a token whose scopes do not cover the read; the Hub answers a token that cannot
+    # read a private repo 404 RepoNotFound, as the fake Hub's require_token does)
+    hub_server.fail("/api/models/fake-org/tiny-lb", [status])
     c = HubClient(token=token, backoff=0.5, sleep=sleeps.append)
     with pytest.raises(GatedRepoError) as e:
         c.model_info("fake-org/tiny-lb")
@@ -442,17 +444,117 @@ def test_a_401_without_a_token_is_not_found_or_private_not_an_auth_failure(hub_s
 
 
 def test_a_private_dataset_needs_the_right_token_for_listing_and_files(hub_server, sleeps):
+    """A private repo read without a token: 401 RepoNotFound, a HiddenRepoError (exit 1); with a token that cannot
+    read it: 404 RepoNotFound, as the Hub answers (it does not tell such a token the repo exists), a NotFoundError
+    saying it does not exist or is private and this token cannot read it (exit 1). Before, the fake Hub answered that
+    token 403 (a GatedRepoError, exit 4, "refused to let this token ...") and the 401 without an X-Error-Code."""
     hub_server.require_token(LB, {TOKEN})
     with pytest.raises(NotFoundError, match=r"not on the Hub at .*, or it is private or gated"):
         HubClient(sleep=sleeps.append).repo_snapshot(LB)
-    with pytest.raises(GatedRepoError, match=r"refused to let this token .*\(403\)"):
+    with pytest.raises(NotFoundError, match=r"does not exist on .* \(or it is private and this token cannot read it\)") as e:
         HubClient(token="hf_wrong_one_1", sleep=sleeps.append).repo_snapshot(LB)
+    assert not isinstance(e.value, GatedRepoError) and e.value.exit_code == 1
     ok = HubClient(token=TOKEN, sleep=sleeps.append)
     snap = ok.repo_snapshot(LB)
     with pytest.raises(NotFoundError, match=r"not on the Hub at .*, or it is private or gated"):
         HubClient(sleep=sleeps.append).download(snap, ["README.md"])  # a file of the private repo, no token
+    with pytest.raises(NotFoundError, match=r"or it is private and this token cannot read it"):
+        HubClient(token="hf_wrong_one_1", sleep=sleeps.append).download(snap, ["README.md"])
     assert (ok.download(snap, ["README.md"]) / "README.md").is_file()
     assert sleeps == []
+
+
+def test_ingest_of_a_repo_it_may_not_read_says_why_with_its_exit_code(hub_server, monkeypatch):
+    """`taskspace ingest hub:...` of a repo the Hub will not show, as the Hub answers (the fake Hub's ``hide_missing``
+    and ``require_token``): without a token a missing and a private repo alike are "not on the Hub ..., or it is
+    private or gated" (exit 1); with a token that cannot read a private repo, "does not exist ... (or it is private
+    and this token cannot read it)" (exit 1); a gated repo's files without access, "gated and no token is set" or
+    "your token has no access yet" and how to request access (exit 4). Before, the fake Hub answered the token 403 and
+    the ingest said "the Hub refused to let this token read ..." (exit 4), which the Hub never answers."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    hub_server.hide_missing = True
+    hub_server.require_token(LB, {TOKEN})
+    cases = [(None, "fake-org/nope", 1, "not found on the Hub", "is not on the Hub at"),
+             (None, LB, 1, "not found on the Hub", "is not on the Hub at"),
+             ("hf_other_1", LB, 1, "not found on the Hub", "does not exist on"),
+             (None, GATED, 4, "could not be fetched from the Hub", "is gated and no token is set: request access at"),
+             ("hf_other_1", GATED, 4, "could not be fetched from the Hub",
+              "is gated and your token has no access yet: request access at")]
+    for token, repo, code, kind, words in cases:
+        if token:
+            monkeypatch.setenv("HF_TOKEN", token)
+        else:
+            monkeypatch.delenv("HF_TOKEN", raising=False)
+        r = CliRunner().invoke(app, ["ingest", f"hub:{repo}", "--no-metadata"])
+        assert r.exit_code == code, (repo, token, r.output)
+        assert f"1 error(s): this input was {kind}" in r.output or f"1 error(s): this input {kind}" in r.output, r.output
+        assert f"hub:{repo}: the dataset {repo} {words}" in r.output, r.output
+
+
+def test_the_fake_hub_answers_a_private_or_missing_repo_as_the_hub_does(hub_server):
+    """The fake Hub's headers, as the Hub's: a private repo (``require_token``) or a missing one (``hide_missing``)
+    read without a token is 401 with ``X-Error-Code: RepoNotFound``; with a token that cannot read it 404
+    RepoNotFound (never 403); a gated repo's info answers anyone and its files 401 / 403 with ``GatedRepo``."""
+    import httpx2
+
+    hub_server.require_token(LB, {TOKEN})
+    hub_server.hide_missing = True
+    snap = HubClient(token=TOKEN).repo_snapshot(LB)
+
+    def answer(path, token=None):
+        r = httpx2.get(hub_server.url + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+        return r.status_code, r.headers.get("X-Error-Code")
+
+    for path in (f"/api/datasets/{LB}", f"/api/datasets/{LB}/tree/main", f"/datasets/{LB}/resolve/{snap.sha}/README.md",
+                 "/api/datasets/fake-org/nope"):
+        assert answer(path) == (401, "RepoNotFound"), path
+        assert answer(path, "hf_wrong_one_1") == (404, "RepoNotFound"), path
+    assert answer(f"/api/datasets/{LB}", TOKEN)[0] == 200
+    gated = HubClient().repo_snapshot(GATED)
+    assert answer(f"/api/datasets/{GATED}") == (200, None)
+    f = f"/datasets/{GATED}/resolve/{gated.sha}/README.md"
+    assert answer(f) == (401, "GatedRepo") and answer(f, "hf_wrong_one_1") == (403, "GatedRepo")
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_repo_the_hub_will_not_show_reads_alike_over_http_and_https(scheme):
+    """huggingface_hub reads a 401 without an X-Error-Code as RepositoryNotFoundError only from an https:// endpoint
+    (its REPO_API_REGEX), an HfHubHTTPError from http://: taskspace's error (its class, exit code and message) is the
+    same for both, and for the 401 or 404 with ``X-Error-Code: RepoNotFound`` the Hub sends, with and without a
+    token; a 401 refusing a token (``Invalid credentials in Authorization header``) stays the auth error."""
+    import httpx2
+    from huggingface_hub.utils import hf_raise_for_status
+
+    from indexer.errors import HiddenRepoError
+    from indexer.hub import _translate
+
+    endpoint = f"{scheme}://hub.example"
+
+    def error(status, code=None, message="Repository not found", token=False):
+        headers = {"X-Error-Message": message, **({"X-Error-Code": code} if code else {})}
+        req = httpx2.Request("GET", f"{endpoint}/api/datasets/org/private")
+        try:
+            hf_raise_for_status(httpx2.Response(status, headers=headers, request=req))
+        except Exception as exc:  # noqa: BLE001 - what huggingface_hub raised
+            err, retry = _translate(exc, "read", "org/private", "dataset", endpoint, token)
+            assert retry is None
+            return type(err), err.exit_code, str(err)
+        raise AssertionError("no error raised")
+
+    hidden = (HiddenRepoError, 1, f"the dataset org/private is not on the Hub at {endpoint}, or it is private or gated "
+              "(without a token the Hub answers 401 for all three): check the id, and if it is yours or you have access "
+              f"set HF_TOKEN or run `hf auth login` (gated: request access at {endpoint}/datasets/org/private)")
+    assert error(401, "RepoNotFound") == hidden
+    assert error(401) == hidden  # without the header: the same
+    assert error(404, "RepoNotFound", token=True) == (
+        NotFoundError, 1, f"the dataset org/private does not exist on {endpoint} (or it is private and this token "
+                          "cannot read it)")
+    refused = error(401, message="Invalid credentials in Authorization header", token=True)
+    assert refused[:2] == (GatedRepoError, 4) and "refused to let this token read" in refused[2], refused
+    assert error(401, "RepoNotFound", token=True)[:2] == (GatedRepoError, 4)
 
 
 def test_a_bare_404_is_not_found_and_not_retried(client, hub_server, sleeps):

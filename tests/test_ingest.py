@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from indexer.errors import ConfigError, InputError, StoreError
 from indexer.ingest import ingest, leaderboard_model_id, parse_spec
+from indexer.records import prompt_hash
 from indexer.sources import plan_files
 
 FIX = Path(__file__).parent / "fixtures"
@@ -120,6 +121,41 @@ def test_one_text_under_several_prompt_ids_is_said_in_a_warning(store, tmp_path)
     assert "averaged" in said[0]
     other = write_table(tmp_path / "u", [("m1", "p1", 1), ("m1", "p3", 1)], prompts)  # p2 has no outcome: not read
     assert not [w for w in ingest(str(other), store=store, fetch_metadata=False).warnings if "prompt id" in w]
+
+
+def test_a_source_whose_outcomes_disagree_with_another_sources_says_so_in_one_warning(store, tmp_path):
+    """Two sources giving one model different outcomes on one prompt: both are stored and the index uses their mean
+    (``load_outcomes``, as before), and the ingest that brings the disagreement says so in one warning: how many
+    model+prompt cells now disagree with another source, one example naming the model, the prompt's benchmark and
+    id, both sources and their outcomes, and the mean. Outcomes that agree, and a first source, say nothing. Before,
+    both ingests exited 0 without a word (docs/FORMATS.md said such outcomes were "merged like repeats of one
+    source", whose different outcomes are dropped with an error)."""
+    prompts = [("p1", "demo/a", "What is 1+1?"), ("p2", "demo/a", "What is 2+2?"), ("q1", "demo/b", "Name a prime.")]
+    a = write_table(tmp_path / "a", [("org/m1", "p1", 1), ("org/m1", "p2", 1), ("org/m2", "p1", 0)], prompts)
+    s = ingest(str(a), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.warnings == [], s.warnings
+    b = write_table(tmp_path / "b", [("org/m1", "p1", 0), ("org/m1", "p2", 1), ("org/m2", "p1", 1), ("org/m3", "p1", 1),
+                                     ("org/m1", "q1", 1)], prompts)
+    s = ingest(str(b), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.exit_code == 0 and s.sources == 1
+    said = [w for w in s.warnings if "disagree" in w]
+    assert len(said) == 1 and len(s.warnings) == 1, s.warnings
+    assert said[0] == (
+        f"{b}: 2 model+prompt cells of this source disagree with another source's outcome of the same model on the "
+        f"same prompt (e.g. 'org/m1' on demo/a 'p1': 0 here, 1 in {a}); both are kept and the index uses their "
+        "mean (0.5 there): check that the sources ran the same model the same way (revision, settings, metric), "
+        "or give the model another name in one of them to keep them apart"), said[0]
+    m = store.load_outcomes()
+    col = m.prompt_hashes.index(prompt_hash("What is 1+1?"))
+    assert [float(m.scores[m.models.index(k), col]) for k in ("org/m1", "org/m2", "org/m3")] == [0.5, 0.5, 1.0]
+    # a third source agreeing with the second disagrees with the first alone: the mean of the three
+    c = write_table(tmp_path / "c", [("org/m1", "p1", 0)], prompts)
+    (w,) = ingest(str(c), store=store, fetch_metadata=False).warnings
+    assert w.startswith(f"{c}: 1 model+prompt cell of this source disagrees with another source's outcome of the same "
+                        f"model on the same prompt (e.g. 'org/m1' on demo/a 'p1': 0 here, 1 in {a}); ") and "(0.333333 there)" in w, w
+    # outcomes that agree with every other source's say nothing
+    d = write_table(tmp_path / "d", [("org/m1", "p2", 1), ("org/m1", "q1", 1)], prompts)
+    assert ingest(str(d), store=store, fetch_metadata=False).warnings == []
 
 
 def test_lm_eval_folder_one_source_per_model(store):

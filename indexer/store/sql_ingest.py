@@ -572,6 +572,9 @@ class IngestMixin:
                            "model_revision": cols.revisions.get((model, bench))})
             total += hi - lo
         self._insert_blocks(conn, blocks)
+        said = self._disagreeing_sources(conn, source_id, src.location, cols, mids, pids, group, prompt, means)
+        if said:
+            warnings.append(said)
         bench_name = {i: n for n, i in bench_ids.items()}
         self._refresh_outcome_digests(conn, touched, fresh=(source_id, [
             (b["model_id"], src.location, bench_name[b["benchmark_id"]], b["digest"]) for b in blocks]))
@@ -581,6 +584,57 @@ class IngestMixin:
         pruned = self._prune_membership(conn, was, kept)
         return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None,
                             source_id=source_id, pruned=pruned, warnings=tuple(warnings))
+
+    @staticmethod
+    def _disagreeing_sources(conn, source_id: int, location: str, cols: _Columns, mids: dict, pids: dict,
+                             group: np.ndarray, prompt: np.ndarray, means: np.ndarray) -> str | None:
+        """A warning when the source's outcomes (its stored cells: ``group`` (into ``cols.groups``), prompt id and
+        score, one per cell) give a model another outcome on a prompt than another source gives it, else None: both
+        stay stored and ``load_outcomes`` averages them (the index uses their mean), unlike two outcomes of one model
+        on one prompt inside one source, which are dropped with an error. One read of the other sources' blocks of
+        the batch's models (in IN-list chunks), compared as arrays. Before, both ingests said nothing."""
+        if not len(prompt):
+            return None
+        g_mid = np.asarray([mids[m] for m, _ in cols.groups], dtype=np.int64)
+        rows = driver_rows_in(conn, "select source_id, model_id, benchmark_id, prompt_ids, scores from "
+                              f"{OutcomeBlock.__tablename__} where source_id <> {int(source_id)} and model_id in ",
+                              sorted(set(g_mid.tolist())))
+        if not rows:
+            return None
+        key = (g_mid[group] << 32) | prompt.astype(np.int64)  # model id, prompt id (both below 2^31)
+        order = np.argsort(key, kind="stable")
+        keys, mine = key[order], means[order].astype(np.float32)
+        o_key = np.concatenate([(np.int64(m) << 32) | np.frombuffer(p, dtype="<i4").astype(np.int64)
+                                for _, m, _, p, _ in rows])
+        o_score = np.concatenate([np.frombuffer(sc, dtype="<f4") for *_, sc in rows])
+        o_row = np.repeat(np.arange(len(rows)), [len(p) // 4 for _, _, _, p, _ in rows])
+        at = np.minimum(np.searchsorted(keys, o_key), len(keys) - 1)
+        shared = keys[at] == o_key
+        differ = shared & (mine[at] != o_score)
+        if not differ.any():
+            return None
+        bad = np.unique(o_key[differ])
+        k = int(bad[0])  # the example: the lowest (model id, prompt id) that disagrees
+        first = int(np.flatnonzero(differ & (o_key == k))[0])
+        cell = int(order[at[first]])
+        model, bench = cols.groups[int(group[cell])]
+        h = {v: h for h, v in pids.items()}[int(prompt[cell])]
+        pid = cols.order.get(bench, {}).get(h)
+        pid = h[:12] if pid is None else repr(str(pid))  # a source without prompt ids: the text's hash, as errors show it
+        s_id, _, o_bench, _, _ = rows[int(o_row[first])]
+        other = conn.execute(select(Source.location).where(Source.id == s_id)).scalar_one()
+        o_name = conn.execute(select(Benchmark.name).where(Benchmark.id == o_bench)).scalar_one()
+        values = np.r_[float(mine[at[first]]), o_score[shared & (o_key == k)].astype(np.float64)]
+        from ..sources.common import number_shown
+
+        n = len(bad)
+        there = f" (as {o_name})" if o_name != bench else ""
+        return (f"{location}: {n} model+prompt cell{' of this source disagrees' if n == 1 else 's of this source disagree'}"
+                f" with another source's outcome of the same model on the same prompt (e.g. {model!r} on {bench} "
+                f"{pid}: {number_shown(mine[at[first]])} here, "
+                f"{number_shown(o_score[first])} in {other}{there}); both are kept and the index uses their mean "
+                f"({number_shown(round(float(values.mean()), 6))} there): check that the sources ran the same model the same "
+                "way (revision, settings, metric), or give the model another name in one of them to keep them apart")
 
     @staticmethod
     def _benchmark_kept(conn, benchmark_id: int, existing, values: dict) -> dict:
