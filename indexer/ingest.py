@@ -705,8 +705,8 @@ class Ingester:
                     moves[name] = rows[-1]["key"]
             except HiddenRepoError as exc:  # a 401 without a token: missing, or private (asked again: a token may come)
                 self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
-            except NotFoundError:
-                self.summary.warnings.append(f"{name}: not a model on the Hub; no metadata")
+            except NotFoundError as exc:  # no such repo, or (a token set) one private to other tokens
+                self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
                 if rec is not None:  # asked: not asked again every pass (its kind and fields stay)
                     self.store.upsert_models([{"key": name, "kind": rec.kind}])
             except (HubUnreachableError, ConfigError) as exc:  # (a token no request can carry: for every model)

@@ -1088,6 +1088,22 @@ def test_metadata_changed_on_the_hub_reaches_an_evolving_index_when_it_is_due(hu
         vectors.close()
 
 
+def test_metadata_of_a_private_model_the_token_cannot_read_says_it_may_be_private(hub_server, store, tmp_path,
+                                                                              monkeypatch):
+    """A model whose repo is private to a token other than the one set: the Hub answers 404 RepoNotFound, as for a
+    repo that does not exist. The ingest's metadata warning says both (it may be private and this token cannot read
+    it), as the Hub client's error does. Before, "not a model on the Hub; no metadata", which sent the user to check
+    a correct id."""
+    from indexer.ingest import ingest
+
+    d = _one_prompt_table(tmp_path, ("fake-org/tiny-lb", 1))
+    hub_server.require_token("fake-org/tiny-lb", {"the-right-token"})
+    monkeypatch.setenv("HF_TOKEN", "another-token")
+    got = ingest(str(d), store=store, hub=HubClient(backoff=0.01, sleep=lambda s: None))
+    (warning,) = [w for w in got.warnings if "fake-org/tiny-lb" in w]
+    assert "no Hub metadata" in warning and "private and this token cannot read it" in warning, got.warnings
+
+
 def test_metadata_asked_again_and_unchanged_pushes_nothing(hub_server, store, tmp_path, encoder):
     """Metadata due again (over ``METADATA_MAX_AGE`` old) and unchanged on the Hub: the pass asks the Hub, keeps the
     index points as they are (pushed 0) and the worker's log says it found nothing new; metadata that did change is
