@@ -2188,3 +2188,33 @@ def test_the_page_writes_one_of_a_count_in_the_singular(page_server):
         expect(page.locator("#model-meta")).to_contain_text(" · 1 prompt measured")
         assert "(s)" not in page.locator("body").inner_text()
         assert failures == []
+
+
+def test_a_result_not_measured_near_the_query_says_so_once(page_server):
+    """A result not measured near the query (a bread recipe, far from every indexed question) says so once, by its
+    badge "not measured near this query"; its details line says its size and license, not also "measured on 0 nearby
+    prompts". A benchmark's answer likewise: "not measured on alpha", once. Before, the badge and "measured on 0
+    nearby prompt(s)" in the details line (found by a first-time user's walk through the page)."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def unmeasured(route):  # the real answer, its first result not measured on the benchmark
+        data = route.fetch().json()
+        data["results"][0]["coverage"].update(measured_near=False, near=0, benchmarks=[])
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?q=Give+me+a+recipe+for+sourdough+bread+with+a+crisp+crust")
+        results = page.locator("#ranked > li.result")
+        expect(results.locator(".badge.far")).to_have_count(4)
+        expect(results.first.locator(".badge.far")).to_have_text("not measured near this query")
+        metas = results.locator("> p.meta").all_inner_texts()
+        assert len(metas) == 4 and not any("measured" in m for m in metas), metas
+        page.route("**/v1/find", unmeasured)
+        page.goto(page_server + "/?benchmark=alpha")
+        expect(results.first.locator(".badge.far")).to_have_text("not measured on alpha")
+        first, second = results.locator("> p.meta").all_inner_texts()[:2]
+        assert "measured on" not in first, first
+        assert "of the alpha prompts nearest the benchmark's mean" in second, second
+        assert failures == []

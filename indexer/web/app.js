@@ -410,7 +410,10 @@ function resultItem(r, rank, signal, q, space) {
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
     md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null,
     q && q.kind === "benchmark" ? observedOn(r, q.benchmark) : null,
-    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown" : measuredNear(cov, q)]
+    // a result not measured near the query says so once, by its badge (before: the badge and "measured on 0 nearby
+    // prompt(s)" here too)
+    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
+      : cov.measured_near ? measuredNear(cov, q) : null]
     .filter(Boolean).join(" · ") });
   return el("li", { class: "result" }, head, probabilityBar(r, signal), meta, evidencePanel(r));
 }
