@@ -1104,7 +1104,7 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         assert page.evaluate(focused) == "go"
         expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
         page.keyboard.press("Shift+Tab")  # the focus goes on from where it was
-        assert page.evaluate(focused) == "SUMMARY"
+        assert page.evaluate(focused) == "options-title"  # the "Filters and knobs" summary
         page.fill("#task", "What is item 3 of alpha about chemistry?")
         page.focus("#go")
         page.keyboard.press("Enter")
@@ -2217,4 +2217,22 @@ def test_a_result_not_measured_near_the_query_says_so_once(page_server):
         first, second = results.locator("> p.meta").all_inner_texts()[:2]
         assert "measured on" not in first, first
         assert "of the alpha prompts nearest the benchmark's mean" in second, second
+        assert failures == []
+
+
+def test_the_filters_and_knobs_group_has_a_name(page_server):
+    """The "Filters and knobs" panel (a details element, role group) is named by its summary, so a screen reader says
+    "Filters and knobs, group", open or closed; before, it had no accessible name, "group" alone (found by a first-time
+    user's walk through the page)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/")
+        group = page.get_by_role("group", name="Filters and knobs", exact=True)
+        expect(group).to_have_count(1)
+        expect(group).to_have_accessible_name("Filters and knobs")
+        page.click("#options summary")
+        expect(page.locator("#licenses")).to_be_visible()
+        expect(group).to_have_accessible_name("Filters and knobs")
+        assert group.evaluate("(e) => e.id") == "options"
         assert failures == []
