@@ -2236,3 +2236,64 @@ def test_the_filters_and_knobs_group_has_a_name(page_server):
         expect(group).to_have_accessible_name("Filters and knobs")
         assert group.evaluate("(e) => e.id") == "options"
         assert failures == []
+
+
+#: in the page: where a cell's text wraps, each break as "the character before|the one after" (a character whose box
+#: starts lower than the one before it starts a line)
+LINE_BREAKS = """(cell) => {
+  const breaks = [], range = document.createRange(), walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  let top = null, before = "";
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    for (let i = 0; i < n.length; i++) {
+      range.setStart(n, i);
+      range.setEnd(n, i + 1);
+      const box = range.getClientRects()[0];
+      if (!box) continue;
+      if (top !== null && box.top > top + 2) breaks.push(before + "|" + n.data[i]);
+      top = box.top;
+      before = n.data[i];
+    }
+  }
+  return breaks;
+}"""
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_a_model_pages_benchmark_names_break_after_a_slash_or_underscore_not_mid_word(page_server, width):
+    """On a model page at 360 px (a phone) a benchmark's name wraps after a "/" or "_" ("mmlu_pro/" above
+    "philosophy"), never inside a word that fits the column; at 1280 px "mmlu_pro/philosophy" stands on one line. Before, the cell
+    broke anywhere, "mmlu_pro/phil" above "osophy" (found by a first-time user's walk through the page at 360 px)."""
+    import json
+
+    from playwright.sync_api import expect
+
+    names = ["mmlu_pro/philosophy", "leaderboard_bbh_logical_deduction_seven_objects", "mmlu_pro/computer_science",
+             "helm_lite/legalbench_abercrombie"]
+
+    def renamed(route):  # the real answer, its two benchmarks renamed and two more added
+        data = route.fetch().json()
+        strengths = (data["strengths"] * 2)[:4]
+        data["strengths"] = [dict(s, benchmark=n) for s, n in zip(strengths, names)]
+        observed = (data["benchmarks"] * 2)[:4]
+        data["benchmarks"] = [dict(b, name=n) for b, n in zip(observed, names)]
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.set_viewport_size({"width": width, "height": 740})
+        page.route("**/v1/models/org/m1", renamed)
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#observed tbody tr")).to_have_count(4)
+        for table in ("#strengths", "#observed"):
+            cells = page.locator(f"{table} tbody td:first-child")
+            assert [c.split(" (")[0] for c in cells.all_inner_texts()] == names  # the names as they are, whole
+            breaks = [cell.evaluate(LINE_BREAKS) for cell in cells.all()]
+            assert all(b[0] in "/_ " for cell in breaks for b in cell), (table, breaks)
+            if width > 1000:  # the names of a usual length stand on one line
+                assert [breaks[0], breaks[2]] == [[], []], (table, breaks)
+            else:
+                assert any(breaks), (table, breaks)  # the long names do wrap at 360 px
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        for box in page.locator("#model .scroll").all():
+            assert box.evaluate("(e) => e.scrollWidth <= e.clientWidth"), box.evaluate(
+                "(e) => [e.scrollWidth, e.clientWidth]")
+        assert failures == []

@@ -644,6 +644,11 @@ async function runSearch(p, asked = false, attempt = 0) {
 }
 
 // -- the model page
+// a benchmark's name with a line-break opportunity (<wbr>) after each "/" and "_": a narrow table cell wraps it there,
+// "mmlu_pro/" above "philosophy", and inside a word only where that word alone is wider than the cell (app.css); before,
+// the cell broke anywhere, "mmlu_pro/phil" above "osophy" at 360 px
+const breakable = (name) => name.split(/(?<=[/_])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+
 // a strengths row's difference: that of the two percentages shown beside it, so the row adds up; before, the exact
 // difference rounded on its own ("64% · 45% · +20 pts", xwincoder-34b on mbpp: 176 of evalarena_code's 735 rows)
 function difference(s) {
@@ -700,11 +705,11 @@ async function showModel(id, space, attempt = 0, alt = null) {
       `${counted(m.n_prompts || 0, "prompt")} measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
       .filter(Boolean).join(" · ");
     $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
-      el("td", { text: s.benchmark + (s.measured ? "" : " (not measured)") }), el("td", { text: pct(s.probability) }),
+      el("td", {}, ...breakable(s.benchmark), s.measured ? "" : " (not measured)"), el("td", { text: pct(s.probability) }),
       el("td", { text: pct(s.mean) }), el("td", { text: difference(s) }),
       el("td", { text: `${count(s.rank)} of ${count(s.of)}` }))));
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
-      el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }),
+      el("td", {}, ...breakable(b.name)), el("td", { text: pct(b.accuracy) }),
       el("td", { text: b.n === null || b.n === undefined ? "unknown" : count(b.n) }))));
     // a pulled index: the accuracy each benchmark was published with, the number of prompts unknown here
     $("observed-note").textContent = m.benchmarks_note || "";
