@@ -976,10 +976,10 @@ def test_an_error_names_a_filter_by_the_forms_words(page_server):
         expect(status).to_have_text("error: min parameters: 'abc' is not a parameter count; use a number with K, M, B "
                                     "or T, e.g. 8B or 770M")
         page.goto(page_server + "/?q=What+is+item+3%3F&measured_on=zzz")
-        expect(status).to_have_text("error: measured on benchmark: unknown benchmark 'zzz' (GET /v1/benchmarks lists "
-                                    "them)")
+        expect(status).to_have_text("error: measured on benchmark: unknown benchmark 'zzz' (the \"Measured on "
+                                    "benchmark\" list offers them)")
         page.goto(page_server + "/?benchmark=zzz")
-        expect(status).to_have_text("error: unknown benchmark 'zzz' (GET /v1/benchmarks lists them)")
+        expect(status).to_have_text("error: unknown benchmark 'zzz' (the \"…or a benchmark\" list offers them)")
         assert failures == []
 
 
@@ -2296,4 +2296,35 @@ def test_a_model_pages_benchmark_names_break_after_a_slash_or_underscore_not_mid
         for box in page.locator("#model .scroll").all():
             assert box.evaluate("(e) => e.scrollWidth <= e.clientWidth"), box.evaluate(
                 "(e) => [e.scrollWidth, e.clientWidth]")
+        assert failures == []
+
+
+def test_an_unknown_model_or_benchmark_is_said_with_what_the_page_offers(page_server):
+    """An unknown model or benchmark on the page is said with what to do there: "(a search ranks them: each result
+    links to its model page)" on a model page, "(empty the box to rank every model ...)" for the compare box, the
+    benchmark pickers for a benchmark, the search page's choices for a benchmark's name opened as a model's page; the
+    server's suggestions ("did you mean org/m1?") are kept. The HTTP API's own messages stay as they are, for its
+    clients. Before, the page told its user "(GET /v1/models lists them)", "GET /v1/models?benchmark=beta lists the
+    models measured on it, POST /v1/find with ..." (found by a first-time user's walk through the page,
+    /?model=nosuch)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        meta, status = page.locator("#model-meta"), page.locator("#status")
+        page.goto(page_server + "/?model=nosuch")
+        expect(meta).to_have_text("error: unknown model 'nosuch' (a search ranks them: each result links to its model "
+                                  "page)")
+        page.goto(page_server + "/?model=org%2Fm")
+        expect(meta).to_contain_text("error: unknown model 'org/m'; did you mean ")
+        expect(meta).to_contain_text("(a search ranks them: each result links to its model page)")
+        page.goto(page_server + "/?model=beta")
+        expect(meta).to_have_text("error: unknown model 'beta': beta is a benchmark; \"…or a benchmark\" on the "
+                                  "search page ranks the models for it, \"Measured on benchmark\" under \"Filters and "
+                                  "knobs\" keeps those measured on it")
+        page.goto(page_server + "/?q=What+is+item+3%3F&models=nosuchmodel")
+        expect(status).to_have_text("error: compare exactly these models: unknown model 'nosuchmodel' (empty the box to "
+                                    "rank every model: the results name them)")
+        # (an unknown benchmark, picked or as a filter: test_an_error_names_a_filter_by_the_forms_words)
+        for text in (meta.inner_text(), status.inner_text()):
+            assert "/v1/" not in text, text
         assert failures == []

@@ -132,6 +132,23 @@ function errorText(e, status) {
   return names(msg, e.field) || names(msg, leaf) ? msg : `${e.field}: ${msg}`;
 }
 
+// an error's pointer to the HTTP API's listing (indexer.serve._http_hints: "(GET /v1/models lists them)", "GET
+// /v1/models?benchmark=B lists the models measured on it, POST /v1/find with {...} ranks the models for it"), for an API
+// client, said on the page by what the page offers: the picker that lists the benchmarks, a search whose results link
+// to each model's page. Before, the page told its user to send GET /v1/models (found on a first-time user's walk
+// through the page, /?model=nosuch). The suggestions ("did you mean ...") are kept.
+const BENCHMARK_LISTS = { benchmark: '"…or a benchmark"', "filters.benchmark": '"Measured on benchmark"' };
+function pageHints(msg, field) {
+  const base = (field || "").replace(/\[\d+\]$/, "");
+  return msg
+    .replace(/GET \/v1\/models\?benchmark=\S+ lists the models measured on it, POST \/v1\/find with \{.*?\} ranks the models for it/,
+             '"…or a benchmark" on the search page ranks the models for it, "Measured on benchmark" under "Filters and knobs" keeps those measured on it')
+    .replace("(GET /v1/benchmarks lists them)", `(the ${BENCHMARK_LISTS[base] || '"…or a benchmark"'} list offers them)`)
+    .replace("(GET /v1/models lists them)", base === "models"
+      ? "(empty the box to rank every model: the results name them)"
+      : "(a search ranks them: each result links to its model page)");
+}
+
 async function api(path, options) {
   let res;
   try {
@@ -157,7 +174,7 @@ async function api(path, options) {
                     `${type}): is something else, a proxy, answering for the server?`);
   }
   if (!res.ok) {
-    const err = new Error(errorText(body.error || {}, res.status));
+    const err = new Error(pageHints(errorText(body.error || {}, res.status), (body.error || {}).field));
     err.field = (body.error || {}).field || null;  // the field it names, marked in the form (markInvalid)
     err.code = (body.error || {}).code || null;
     err.status = res.status;
