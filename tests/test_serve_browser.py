@@ -234,7 +234,7 @@ def test_search_page_in_chromium(page_server, tmp_path):
             page.keyboard.press("Control+Enter")
             results = page.locator("#ranked > li.result")
             expect(results).to_have_count(4)
-            expect(page.locator("#status")).to_contain_text("4 model(s) ranked")
+            expect(page.locator("#status")).to_contain_text("4 models ranked")
             query = parse_qs(urlsplit(page.url).query)
             assert query["q"] == ["What is item 3 of alpha about chemistry?"]  # shareable: the query is in the URL
             first = results.first
@@ -553,7 +553,7 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         expect(page).to_have_title("taskspace: find the model for a task")
         page.select_option("#benchmark", "alpha")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(status).to_have_text("4 models ranked for benchmark alpha")
         # a benchmark's answer shows each model's observed accuracy on it beside the predicted probability, which
         # the method shrinks toward the model's general level (before: the probability alone)
         metas = page.locator("#ranked .result > p.meta").all_inner_texts()
@@ -611,7 +611,7 @@ def test_a_prompt_longer_than_the_encoder_reads_is_said_in_the_notes(page_server
             page.fill("#task", text)
             page.focus("#task")
             page.keyboard.press("Control+Enter")
-            expect(status).to_contain_text("model(s) ranked for")
+            expect(status).to_contain_text("models ranked for")
             if says:
                 expect(page.locator("#notes")).to_contain_text(says)
             else:
@@ -699,13 +699,13 @@ def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_sev
                 page.fill("#task", text)
                 page.focus("#task")
                 page.keyboard.press("Control+Enter")
-                expect(status).to_have_text(f"4 model(s) ranked for {len(prompts)} prompt(s)")
+                expect(status).to_have_text(f"4 models ranked for {len(prompts)} prompt{'s' if len(prompts) > 1 else ''}")
                 assert sent[-1] == prompts
                 q = parse_qs(urlsplit(page.url).query)["q"]
                 assert q == [text.strip()]  # the whole text, blank lines and --- line, in the shared link
                 n = len(sent)
                 page.goto(page.url)  # the shared link: the same text in the box, the same prompts sent
-                expect(status).to_have_text(f"4 model(s) ranked for {len(prompts)} prompt(s)")
+                expect(status).to_have_text(f"4 models ranked for {len(prompts)} prompt{'s' if len(prompts) > 1 else ''}")
                 assert page.input_value("#task") == text.strip()
                 assert len(sent) == n + 1 and sent[-1] == prompts
             assert failures == []
@@ -727,7 +727,7 @@ def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server
         expect(page.locator("#benchmark option[value='alpha']")).to_have_count(1)
         page.select_option("#benchmark", "alpha")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(status).to_have_text("4 models ranked for benchmark alpha")
         page.fill("#task", "What is item 3 of alpha about chemistry?")
         page.click("#go")
         expect(status).to_have_text("error: a task and a benchmark were both given: empty the task box, or set "
@@ -737,7 +737,7 @@ def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server
         expect(status).to_contain_text("a task and a benchmark were both given")
         page.select_option("#benchmark", "")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         assert failures == []
 
 
@@ -763,16 +763,16 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
         # prefer smaller: the order said, and the model of no known size said to be charged as 100B, as the CLI says
         # (before: no word of the order, and "1 without the metadata prefer smaller needs", read as filtered out)
         page.goto(page_server + "/?benchmark=alpha&prefer_smaller=0.1&rank=lcb")
-        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(page.locator("#status")).to_have_text("4 models ranked for benchmark alpha")
         notes = page.locator("#notes").inner_text().split(" · ")
         assert "ranked by the lower end of the interval − 0.1 × log10(parameters)" in notes, notes
         assert "1 without a parameter count charged as 100B by prefer smaller" in notes, notes
         page.goto(page_server + "/?benchmark=alpha&prefer_smaller=0.1")  # charged on the score, not the probability
-        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(page.locator("#status")).to_have_text("4 models ranked for benchmark alpha")
         notes = page.locator("#notes").inner_text().split(" · ")
         assert "ranked by score − 0.1 × log10(parameters) (the probability rises with the score)" in notes, notes
         page.goto(page_server + "/?benchmark=alpha")
-        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(page.locator("#status")).to_have_text("4 models ranked for benchmark alpha")
         assert not any(n.startswith("ranked by") for n in page.locator("#notes").inner_text().split(" · "))
         labels = page.evaluate("FILTER_LABELS")  # every filter the API counts has the form's words
         assert labels["benchmark"] == "measured on benchmark" and labels["min_evidence"] == "min prompts measured"
@@ -799,7 +799,7 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         status = page.locator("#status")
         page.add_init_script(COUNT_ANSWERS)
         page.goto(page_server + "/?benchmark=alpha")
-        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(status).to_have_text("4 models ranked for benchmark alpha")
         page.route("**/v1/**", hold)
         page.select_option("#benchmark", "")
         page.fill("#task", "What is item 3 of alpha about chemistry?")
@@ -809,17 +809,17 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         expect(page.locator("#ranked > li")).to_have_count(0)
         expect(page.locator("#notes")).to_have_text("")
         page.go_back()  # the benchmark's search again, answered at once
-        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(status).to_have_text("4 models ranked for benchmark alpha")
         assert len(held) == 1
         _release_and_wait_read(page, held.pop(), "/v1/find")
-        assert status.inner_text() == "4 model(s) ranked for benchmark alpha"
+        assert status.inner_text() == "4 models ranked for benchmark alpha"
         assert "benchmark=alpha" in page.url and page.title().startswith("benchmark alpha")
 
         # a model page whose answer is slow, left for another model's: the first's answer never lands under it
         page.locator("#ranked a.detail[data-model='org/m1']").click()
         expect(page.locator("#model-meta")).to_have_text("loading…")
         page.go_back()
-        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        expect(status).to_have_text("4 models ranked for benchmark alpha")
         page.locator("#ranked a.detail[data-model='org/m2']").click()
         expect(page.locator("#model-title")).to_have_text("org/m2")
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
@@ -852,10 +852,10 @@ def test_a_search_changed_while_the_last_still_runs_is_searched(page_server):
         page.fill("#task", "What is item 5 of beta?")
         expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         assert "item+5+of+beta" in page.url
         _release_and_wait_read(page, _held(page, held).pop(), "/v1/find")
-        assert status.inner_text() == "4 model(s) ranked for 1 prompt(s)"
+        assert status.inner_text() == "4 models ranked for 1 prompt"
         assert page.locator("#task").input_value() == "What is item 5 of beta?"
         assert failures == []
 
@@ -880,7 +880,7 @@ def test_a_slow_answer_says_how_long_the_page_has_waited(page_server):
         page.clock.run_for(16_000)
         expect(status).to_have_text("searching… (no answer yet after 15 s; still waiting for the server)")
         _held(page, held).pop().continue_()
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         page.route("**/v1/models/**", lambda route: held.append(route))
         page.locator("#ranked a.detail[data-model='org/m1']").click()
         expect(meta).to_have_text("loading…")
@@ -928,7 +928,7 @@ def test_a_search_asked_again_by_itself_leaves_a_changed_form_searchable(page_se
         _held(page, held, 2)
         expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         assert "item+5+of+beta" in page.url
         assert failures == []
 
@@ -958,7 +958,7 @@ def test_an_error_naming_a_field_marks_that_field(page_server):
         expect(page.locator("#k")).not_to_have_attribute("aria-invalid", "true")
         page.fill("#task", "What is item 3 of alpha?")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         assert page.locator("[aria-invalid='true']").count() == 0
         assert failures == []
 
@@ -976,10 +976,10 @@ def test_an_error_names_a_filter_by_the_forms_words(page_server):
         expect(status).to_have_text("error: min parameters: 'abc' is not a parameter count; use a number with K, M, B "
                                     "or T, e.g. 8B or 770M")
         page.goto(page_server + "/?q=What+is+item+3%3F&measured_on=zzz")
-        expect(status).to_have_text("error: measured on benchmark: unknown benchmark 'zzz' (GET /v1/benchmarks lists "
-                                    "them)")
+        expect(status).to_have_text("error: measured on benchmark: unknown benchmark 'zzz' (the \"Measured on "
+                                    "benchmark\" list offers them)")
         page.goto(page_server + "/?benchmark=zzz")
-        expect(status).to_have_text("error: unknown benchmark 'zzz' (GET /v1/benchmarks lists them)")
+        expect(status).to_have_text("error: unknown benchmark 'zzz' (the \"…or a benchmark\" list offers them)")
         assert failures == []
 
 
@@ -992,7 +992,7 @@ def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(p
     options = "[...document.querySelectorAll('#{} option')].map((o) => o.textContent)"
     with chromium_page() as (page, failures):
         page.goto(page_server + "/?benchmark=beta")
-        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark beta")
+        expect(page.locator("#status")).to_have_text("4 models ranked for benchmark beta")
         expect(page.locator("#benchmark option")).to_have_count(3)
         expect(page.locator("#benchmark option").nth(1)).to_have_text("alpha (16 prompts)")
         assert page.evaluate(options.format("benchmark"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
@@ -1017,7 +1017,7 @@ def test_the_same_search_again_adds_no_history_entry(page_server):
         page.fill("#task", "What is item 3 of alpha about chemistry?")
         for _ in range(3):
             page.click("#go")
-            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            expect(status).to_have_text("4 models ranked for 1 prompt")
         # about:blank (the new tab), "/", the search: one entry however often it was submitted (before: 5)
         assert page.evaluate("history.length") == 3
         page.fill("#task", "What is item 5 of beta?")
@@ -1104,11 +1104,11 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         assert page.evaluate(focused) == "go"
         expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
         page.keyboard.press("Shift+Tab")  # the focus goes on from where it was
-        assert page.evaluate(focused) == "SUMMARY"
+        assert page.evaluate(focused) == "options-title"  # the "Filters and knobs" summary
         page.fill("#task", "What is item 3 of alpha about chemistry?")
         page.focus("#go")
         page.keyboard.press("Enter")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         expect(page.locator("#results")).to_be_focused()
 
         # a model page opened from the keyboard and left by its "back to search" link, or by Back: the focus returns
@@ -1125,7 +1125,7 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
                 page.keyboard.press("Tab")
                 assert page.evaluate(focused) == "back"
                 page.keyboard.press("Enter")
-            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            expect(status).to_have_text("4 models ranked for 1 prompt")
             expect(link).to_be_focused()
         page.go_forward()  # Forward to the model page: its section has the focus
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
@@ -1154,14 +1154,14 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         for view, name in (("#model", "Skip to the model page"), ("#results", "Skip to results")):
             if view == "#results":
                 page.go_back()
-                expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+                expect(status).to_have_text("4 models ranked for 1 prompt")
             before = page.evaluate(state)
             expect(skip).to_have_text(name)
             skip.focus()
             page.keyboard.press("Enter")
             expect(page.locator(view)).to_be_focused()
             assert page.evaluate(state) == before, (view, before)
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         page.go_forward()
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
 
@@ -1399,7 +1399,7 @@ def test_a_space_chooser_picks_the_space_when_the_index_holds_several(tmp_path, 
         with page.expect_request("**/v1/find") as asked:
             page.locator("#go").press("Enter")
         assert asked.value.post_data_json["space"] == auto
-        expect(page.locator("#status")).to_contain_text(f"4 model(s) ranked for 1 prompt(s) in space {auto}")
+        expect(page.locator("#status")).to_contain_text(f"4 models ranked for 1 prompt in space {auto}")
         assert parse_qs(urlsplit(page.url).query)["space"] == [auto]
         page.goto(page.url)  # a shared link: the same space chosen again
         expect(page.locator("#status")).to_contain_text(f"in space {auto}")
@@ -1503,7 +1503,7 @@ def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_serve
     with chromium_page() as (page, failures):
         page.goto(page_server + "/?q=Give+me+a+recipe+for+sourdough+bread+with+a+crisp+crust")
         status, caveats, notes = page.locator("#status"), page.locator("#caveats"), page.locator("#notes")
-        expect(status).to_contain_text("4 model(s) ranked for")
+        expect(status).to_contain_text("4 models ranked for")
         expect(caveats).to_be_visible()
         expect(caveats).to_contain_text(f"{FAR_NOTE}: no model in the index was measured on anything like this query "
                                         "(no indexed prompt is near it), so the ranking rests on the models' general "
@@ -1511,7 +1511,7 @@ def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_serve
         assert caveats.inner_text().count(FAR_NOTE) == 1
         expect(page.locator("#ranked .badge.far")).to_have_count(4)
         page.goto(page_server + "/?q=What+is+item+3+of+alpha")
-        expect(status).to_contain_text("4 model(s) ranked for")
+        expect(status).to_contain_text("4 models ranked for")
         expect(caveats).to_be_hidden()
         expect(notes).not_to_contain_text("of these")
 
@@ -1579,7 +1579,7 @@ def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page
         status = page.locator("#status")
         expect(status).to_contain_text("ask again when it has published (GET /readyz lists its passes) (the server "
                                        "expects this to last 1 s: asking again then)")
-        expect(status).to_contain_text("model(s) ranked for benchmark alpha")  # asked again by itself (when: below)
+        expect(status).to_contain_text("models ranked for benchmark alpha")  # asked again by itself (when: below)
         # asked again after the 1 s it was told, not after the 5 s of a 503 without Retry-After (measured where the
         # route saw the requests: the answer's own time, long on a loaded machine, is not in it)
         assert len(asked) == 2 and 0.9 <= asked[1] - asked[0] < 4.5, asked
@@ -1628,7 +1628,7 @@ def test_a_server_that_cannot_be_reached_is_asked_again_and_its_page_comes_back(
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&k=2&offset=2")
         status = page.locator("#status")
         expect(status).to_have_text(gone)
-        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")  # asked again by itself: the same page
+        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt")  # asked again by itself: the same page
         assert len(finds) == 2 and 4.9 <= finds[1] - finds[0] < 9.5, finds
         page.unroute("**/v1/find")
         models: list[float] = []
@@ -1703,7 +1703,7 @@ def test_the_benchmark_pickers_follow_the_index_while_the_page_stays_open(page_s
         page.route("**/v1/benchmarks", benchmarks)
         page.goto(page_server + "/?q=What+is+item+3&measured_on=alpha")
         status = page.locator("#status")
-        expect(status).to_contain_text("model(s) ranked for 1 prompt(s)")
+        expect(status).to_contain_text("models ranked for 1 prompt")
         expect(page.locator("#benchmark option")).to_have_count(3)
         change["add"] = True
         page.locator("#go").click()
@@ -1826,7 +1826,7 @@ def test_a_value_out_of_a_knobs_range_is_said_even_with_the_filters_closed(page_
         page.goto(page_server + "/")
         page.fill("#task", "What is item 3 of alpha about chemistry?")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         page.click("#options summary")
         page.fill("#k", "1000")
         page.click("#options summary")  # closed again: k is hidden
@@ -1844,7 +1844,7 @@ def test_a_value_out_of_a_knobs_range_is_said_even_with_the_filters_closed(page_
         expect(status).to_have_text("error: min prompts measured must be a non-negative integer, not 2.5")
         page.fill("#min_evidence", "")
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         assert failures == []
 
 
@@ -1858,17 +1858,17 @@ def test_a_box_of_commas_alone_names_no_model_to_compare_nor_license(page_server
     with chromium_page() as (page, failures):
         status = page.locator("#status")
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         ranked = page.locator("#ranked .name").all_inner_texts()
         page.click("#options summary")
         for box in ("models", "licenses"):
             page.fill(f"#{box}", " , ,")
             page.click("#go")
-            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            expect(status).to_have_text("4 models ranked for 1 prompt")
             assert page.locator("#ranked .name").all_inner_texts() == ranked
             page.fill(f"#{box}", "")
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=%2C")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         assert failures == []
 
 
@@ -1902,7 +1902,7 @@ def test_an_offset_in_the_url_that_is_no_rank_says_find_models_starts_again(page
             expect(status).to_have_text(f'error: the URL\'s offset "{bad}" is not a rank to start from (a whole '
                                         'number, 0 or more): "Find models" searches again from the first page')
         page.click("#go")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         assert "offset" not in page.url
         assert failures == []
 
@@ -1915,7 +1915,7 @@ def test_back_and_forward_show_filters_and_knobs_as_each_urls_search_does(page_s
     with chromium_page() as (page, failures):
         status, panel = page.locator("#status"), page.locator("#options")
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         expect(panel).not_to_have_attribute("open", "")
         page.click("#options summary")
         page.fill("#licenses", "mit")
@@ -1967,17 +1967,17 @@ def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_serv
     with chromium_page() as (page, failures):
         status, notes = page.locator("#status"), page.locator("#notes")
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew")
-        expect(status).to_have_text("none of the listed models is ranked (1 prompt(s))")
+        expect(status).to_have_text("none of the listed models is ranked (1 prompt)")
         expect(notes).to_have_text("not ranked (no vector in this space: `taskspace index` solves the models whose "
                                    "results were ingested since its last pass): org/new")
         assert "filter" not in status.inner_text() + notes.inner_text()
         # beside a ranked one: the same words for the one left out
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew%2C+org%2Fm1")
-        expect(status).to_have_text("1 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("1 model ranked for 1 prompt")
         expect(notes).to_contain_text("not ranked (no vector in this space: `taskspace index` solves")
         # a filter given: either reason, as the CLI's "removed by a filter, or without a vector in this space"
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew&license=mit")
-        expect(status).to_have_text("no model matches (1 prompt(s)): loosen the filters")
+        expect(status).to_have_text("no model matches (1 prompt): loosen the filters")
         expect(notes).to_contain_text("not ranked (removed by a filter, or without a vector in this space): org/new")
         assert failures == []
 
@@ -2037,7 +2037,7 @@ def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_se
             expect(names).to_have_text(models)
 
         page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 2}))
-        expect(status).to_have_text("models 1–2 of 4 ranked for 1 prompt(s)")
+        expect(status).to_have_text("models 1–2 of 4 ranked for 1 prompt")
         shows(1, every[:2])
         expect(page.locator("#prev")).to_be_hidden()
         expect(page.locator("#next")).to_have_text("next 2 →")
@@ -2045,13 +2045,13 @@ def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_se
         expect(page).to_have_title(f"{prompt} – taskspace")
         page.locator("#next").click()
         expect(page).to_have_url(re.compile(r"offset=2"))
-        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")
+        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt")
         expect(page).to_have_title(f"{prompt} (from rank 3) – taskspace")  # the pages' history entries differ
         shows(3, every[2:])
         expect(page.locator("#next")).to_be_hidden()  # the last page
         assert page.evaluate("document.activeElement.id") == "results"  # the focus at the new page's results
         page.reload()  # the page is in the URL
-        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")
+        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt")
         shows(3, every[2:])
         page.go_back()  # the history entry before "next": the first page
         expect(page).not_to_have_url(re.compile(r"offset="))
@@ -2065,7 +2065,7 @@ def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_se
 
         # past the last model: said, with the last page a click away
         page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 2, "offset": 10}))
-        expect(status).to_have_text("no model past the best 10: the ranking holds 4 model(s) for 1 prompt(s)")
+        expect(status).to_have_text("no model past the best 10: the ranking holds 4 models for 1 prompt")
         expect(rows).to_have_count(0)
         expect(page.locator("#next")).to_be_hidden()
         expect(page.locator("#prev")).to_have_text("← last page")
@@ -2082,7 +2082,7 @@ def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_se
         # with a filter (licenses mit: org/m1 and lab/m3) and for a benchmark query, the pages are the API's
         mit = ranked(prompts=[prompt], filters={"licenses": ["mit"]})
         page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 1, "license": "mit"}))
-        expect(status).to_have_text("models 1–1 of 2 ranked for 1 prompt(s)")
+        expect(status).to_have_text("models 1–1 of 2 ranked for 1 prompt")
         shows(1, mit[:1])
         page.locator("#next").click()
         shows(2, mit[1:])
@@ -2097,7 +2097,7 @@ def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_se
 
         # one page (k >= the ranking) and compare mode: no pager
         page.goto(page_server + "/?" + urlencode({"q": prompt}))
-        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
         expect(page.locator("#pager")).to_be_hidden()
         page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 1, "models": "org/m1, lab/m3"}))
         expect(rows).to_have_count(2)
@@ -2127,18 +2127,204 @@ def test_the_page_writes_counts_past_a_thousand_with_separators(tmp_path, encode
     prompt = "What is item 3 of alpha about chemistry?"
     with ThreadServer(create_app(Service(encoder=encoder))) as url, chromium_page() as (page, failures):
         page.goto(url + "/?" + urlencode({"q": prompt, "k": 2, "offset": 999}))
-        expect(page.locator("#status")).to_have_text("models 1,000–1,001 of 1,002 ranked for 1 prompt(s)")
+        expect(page.locator("#status")).to_have_text("models 1,000–1,001 of 1,002 ranked for 1 prompt")
         expect(page.locator("#ranked > li.result .rank")).to_have_text(["1,000.", "1,001."])
         expect(page.locator("#page-of")).to_have_text("ranks 1,000–1,001 of 1,002")
         expect(page).to_have_title(f"{prompt} (from rank 1,000) – taskspace")
         expect(page.locator("#benchmark option", has_text="big")).to_have_text("big (1,100 prompts)")
         page.goto(url + "/?" + urlencode({"q": prompt, "k": 2, "offset": 5000}))
         expect(page.locator("#status")).to_have_text(
-            "no model past the best 5,000: the ranking holds 1,002 model(s) for 1 prompt(s)")
+            "no model past the best 5,000: the ranking holds 1,002 models for 1 prompt")
         page.goto(url + "/?model=org%2Fm0000")
         expect(page.locator("#model-meta")).to_contain_text("1,112 prompts measured")
         expect(page.locator("#observed tbody tr", has_text="big").locator("td").nth(2)).to_have_text("1,100")
         expect(page.locator("#strengths tbody tr").first.locator("td").nth(4)).to_have_text(re.compile(r"^\d+ of 1,002$"))
         numbers = [0, 7, 999, 1000, 32823, 1234567]
         assert page.evaluate("(ns) => ns.map(count)", numbers) == [count(n) for n in numbers]
+        assert failures == []
+
+
+def test_the_page_writes_one_of_a_count_in_the_singular(page_server):
+    """A count of one is written with its noun in the singular, any other in the plural, on the whole page: the
+    status ("1 model ranked for 1 prompt"), a result's details ("measured on 1 nearby prompt"), its evidence
+    ("measured on 1 indexed prompt near this query"), a model page's "1 prompt measured" and a benchmark picker's
+    "(1 prompt)". Before, "1 model(s) ranked for 1 prompt(s)", "measured on 2 nearby prompt(s)", "1 prompts
+    measured" (found by a first-time user's walk through the page)."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def one_near(route):  # the real answer, its first result measured on one nearby prompt with no outcomes stored
+        data = route.fetch().json()
+        data["results"] = data["results"][:1]
+        data["results"][0]["coverage"].update(measured_near=True, near=1, benchmarks=["alpha"])
+        data["results"][0]["evidence"]["prompts"] = []
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    def one_prompt(route):  # a model page of a model measured on one prompt; a benchmark of one prompt
+        data = route.fetch().json()
+        if "n_prompts" in data:
+            data["n_prompts"] = 1
+        else:
+            data["benchmarks"][0]["prompts"] = 1
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha%3F")
+        expect(status).to_have_text("4 models ranked for 1 prompt")
+        expect(page.locator("#ranked .meta").first).to_contain_text("nearby prompts (")
+        page.route("**/v1/find", one_near)
+        page.route("**/v1/benchmarks", one_prompt)
+        page.goto(page_server + "/?q=What+is+item+3+of+beta%3F")
+        expect(status).to_have_text("1 model ranked for 1 prompt")
+        expect(page.locator("#ranked .meta").first).to_contain_text("measured on 1 nearby prompt (alpha)")
+        page.locator("#ranked details.evidence summary").first.click()
+        expect(page.locator("#ranked details.evidence").first).to_contain_text(
+            "measured on 1 indexed prompt near this query;")
+        expect(page.locator("#benchmark option").nth(1)).to_have_text("alpha (1 prompt)")
+        page.route("**/v1/models/org/m1", one_prompt)
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#model-meta")).to_contain_text(" · 1 prompt measured")
+        assert "(s)" not in page.locator("body").inner_text()
+        assert failures == []
+
+
+def test_a_result_not_measured_near_the_query_says_so_once(page_server):
+    """A result not measured near the query (a bread recipe, far from every indexed question) says so once, by its
+    badge "not measured near this query"; its details line says its size and license, not also "measured on 0 nearby
+    prompts". A benchmark's answer likewise: "not measured on alpha", once. Before, the badge and "measured on 0
+    nearby prompt(s)" in the details line (found by a first-time user's walk through the page)."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def unmeasured(route):  # the real answer, its first result not measured on the benchmark
+        data = route.fetch().json()
+        data["results"][0]["coverage"].update(measured_near=False, near=0, benchmarks=[])
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?q=Give+me+a+recipe+for+sourdough+bread+with+a+crisp+crust")
+        results = page.locator("#ranked > li.result")
+        expect(results.locator(".badge.far")).to_have_count(4)
+        expect(results.first.locator(".badge.far")).to_have_text("not measured near this query")
+        metas = results.locator("> p.meta").all_inner_texts()
+        assert len(metas) == 4 and not any("measured" in m for m in metas), metas
+        page.route("**/v1/find", unmeasured)
+        page.goto(page_server + "/?benchmark=alpha")
+        expect(results.first.locator(".badge.far")).to_have_text("not measured on alpha")
+        first, second = results.locator("> p.meta").all_inner_texts()[:2]
+        assert "measured on" not in first, first
+        assert "of the alpha prompts nearest the benchmark's mean" in second, second
+        assert failures == []
+
+
+def test_the_filters_and_knobs_group_has_a_name(page_server):
+    """The "Filters and knobs" panel (a details element, role group) is named by its summary, so a screen reader says
+    "Filters and knobs, group", open or closed; before, it had no accessible name, "group" alone (found by a first-time
+    user's walk through the page)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/")
+        group = page.get_by_role("group", name="Filters and knobs", exact=True)
+        expect(group).to_have_count(1)
+        expect(group).to_have_accessible_name("Filters and knobs")
+        page.click("#options summary")
+        expect(page.locator("#licenses")).to_be_visible()
+        expect(group).to_have_accessible_name("Filters and knobs")
+        assert group.evaluate("(e) => e.id") == "options"
+        assert failures == []
+
+
+#: in the page: where a cell's text wraps, each break as "the character before|the one after" (a character whose box
+#: starts lower than the one before it starts a line)
+LINE_BREAKS = """(cell) => {
+  const breaks = [], range = document.createRange(), walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  let top = null, before = "";
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    for (let i = 0; i < n.length; i++) {
+      range.setStart(n, i);
+      range.setEnd(n, i + 1);
+      const box = range.getClientRects()[0];
+      if (!box) continue;
+      if (top !== null && box.top > top + 2) breaks.push(before + "|" + n.data[i]);
+      top = box.top;
+      before = n.data[i];
+    }
+  }
+  return breaks;
+}"""
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_a_model_pages_benchmark_names_break_after_a_slash_or_underscore_not_mid_word(page_server, width):
+    """On a model page at 360 px (a phone) a benchmark's name wraps after a "/" or "_" ("mmlu_pro/" above
+    "philosophy"), never inside a word that fits the column; at 1280 px "mmlu_pro/philosophy" stands on one line. Before, the cell
+    broke anywhere, "mmlu_pro/phil" above "osophy" (found by a first-time user's walk through the page at 360 px)."""
+    import json
+
+    from playwright.sync_api import expect
+
+    names = ["mmlu_pro/philosophy", "leaderboard_bbh_logical_deduction_seven_objects", "mmlu_pro/computer_science",
+             "helm_lite/legalbench_abercrombie"]
+
+    def renamed(route):  # the real answer, its two benchmarks renamed and two more added
+        data = route.fetch().json()
+        strengths = (data["strengths"] * 2)[:4]
+        data["strengths"] = [dict(s, benchmark=n) for s, n in zip(strengths, names)]
+        observed = (data["benchmarks"] * 2)[:4]
+        data["benchmarks"] = [dict(b, name=n) for b, n in zip(observed, names)]
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.set_viewport_size({"width": width, "height": 740})
+        page.route("**/v1/models/org/m1", renamed)
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#observed tbody tr")).to_have_count(4)
+        for table in ("#strengths", "#observed"):
+            cells = page.locator(f"{table} tbody td:first-child")
+            assert [c.split(" (")[0] for c in cells.all_inner_texts()] == names  # the names as they are, whole
+            breaks = [cell.evaluate(LINE_BREAKS) for cell in cells.all()]
+            assert all(b[0] in "/_ " for cell in breaks for b in cell), (table, breaks)
+            if width > 1000:  # the names of a usual length stand on one line
+                assert [breaks[0], breaks[2]] == [[], []], (table, breaks)
+            else:
+                assert any(breaks), (table, breaks)  # the long names do wrap at 360 px
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        for box in page.locator("#model .scroll").all():
+            assert box.evaluate("(e) => e.scrollWidth <= e.clientWidth"), box.evaluate(
+                "(e) => [e.scrollWidth, e.clientWidth]")
+        assert failures == []
+
+
+def test_an_unknown_model_or_benchmark_is_said_with_what_the_page_offers(page_server):
+    """An unknown model or benchmark on the page is said with what to do there: "(a search ranks them: each result
+    links to its model page)" on a model page, "(empty the box to rank every model ...)" for the compare box, the
+    benchmark pickers for a benchmark, the search page's choices for a benchmark's name opened as a model's page; the
+    server's suggestions ("did you mean org/m1?") are kept. The HTTP API's own messages stay as they are, for its
+    clients. Before, the page told its user "(GET /v1/models lists them)", "GET /v1/models?benchmark=beta lists the
+    models measured on it, POST /v1/find with ..." (found by a first-time user's walk through the page,
+    /?model=nosuch)."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        meta, status = page.locator("#model-meta"), page.locator("#status")
+        page.goto(page_server + "/?model=nosuch")
+        expect(meta).to_have_text("error: unknown model 'nosuch' (a search ranks them: each result links to its model "
+                                  "page)")
+        page.goto(page_server + "/?model=org%2Fm")
+        expect(meta).to_contain_text("error: unknown model 'org/m'; did you mean ")
+        expect(meta).to_contain_text("(a search ranks them: each result links to its model page)")
+        page.goto(page_server + "/?model=beta")
+        expect(meta).to_have_text("error: unknown model 'beta': beta is a benchmark; \"…or a benchmark\" on the "
+                                  "search page ranks the models for it, \"Measured on benchmark\" under \"Filters and "
+                                  "knobs\" keeps those measured on it")
+        page.goto(page_server + "/?q=What+is+item+3%3F&models=nosuchmodel")
+        expect(status).to_have_text("error: compare exactly these models: unknown model 'nosuchmodel' (empty the box to "
+                                    "rank every model: the results name them)")
+        # (an unknown benchmark, picked or as a filter: test_an_error_names_a_filter_by_the_forms_words)
+        for text in (meta.inner_text(), status.inner_text()):
+            assert "/v1/" not in text, text
         assert failures == []

@@ -28,6 +28,9 @@ function el(tag, attrs, ...children) {
 const pct = (p) => (p === null || p === undefined ? "n/a" : `${Math.round(p * 100)}%`);
 // a count as the CLI writes it (indexer.cli_find.count): "32,823", not "32823" (the API's JSON keeps the plain number)
 const count = (n) => (typeof n === "number" && Number.isFinite(n) ? n.toLocaleString("en-US") : String(n));
+// a count with its noun, singular for one: "1 prompt", "4 models", "0 models" (before: "1 prompt(s)", "1 model(s)",
+// and "1 prompts measured" on a model page)
+const counted = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
 
 // the reasons the CLI prints under its table (indexer/cli_find.py), said the same way here
 const NO_SIGNAL = "no calibrated signal: in this index's held-out results success did not rise with the score beyond chance " +
@@ -129,6 +132,23 @@ function errorText(e, status) {
   return names(msg, e.field) || names(msg, leaf) ? msg : `${e.field}: ${msg}`;
 }
 
+// an error's pointer to the HTTP API's listing (indexer.serve._http_hints: "(GET /v1/models lists them)", "GET
+// /v1/models?benchmark=B lists the models measured on it, POST /v1/find with {...} ranks the models for it"), for an API
+// client, said on the page by what the page offers: the picker that lists the benchmarks, a search whose results link
+// to each model's page. Before, the page told its user to send GET /v1/models (found on a first-time user's walk
+// through the page, /?model=nosuch). The suggestions ("did you mean ...") are kept.
+const BENCHMARK_LISTS = { benchmark: '"…or a benchmark"', "filters.benchmark": '"Measured on benchmark"' };
+function pageHints(msg, field) {
+  const base = (field || "").replace(/\[\d+\]$/, "");
+  return msg
+    .replace(/GET \/v1\/models\?benchmark=\S+ lists the models measured on it, POST \/v1\/find with \{.*?\} ranks the models for it/,
+             '"…or a benchmark" on the search page ranks the models for it, "Measured on benchmark" under "Filters and knobs" keeps those measured on it')
+    .replace("(GET /v1/benchmarks lists them)", `(the ${BENCHMARK_LISTS[base] || '"…or a benchmark"'} list offers them)`)
+    .replace("(GET /v1/models lists them)", base === "models"
+      ? "(empty the box to rank every model: the results name them)"
+      : "(a search ranks them: each result links to its model page)");
+}
+
 async function api(path, options) {
   let res;
   try {
@@ -154,7 +174,7 @@ async function api(path, options) {
                     `${type}): is something else, a proxy, answering for the server?`);
   }
   if (!res.ok) {
-    const err = new Error(errorText(body.error || {}, res.status));
+    const err = new Error(pageHints(errorText(body.error || {}, res.status), (body.error || {}).field));
     err.field = (body.error || {}).field || null;  // the field it names, marked in the form (markInvalid)
     err.code = (body.error || {}).code || null;
     err.status = res.status;
@@ -347,13 +367,13 @@ function evidencePanel(r) {
   if (!ev.prompts.length) ul.append(el("li", { text: unknown
     ? "unknown: this index does not hold this model's per-prompt results (an index pulled from a published dataset holds none)"
     : r.coverage && r.coverage.measured_near
-    ? `measured on ${count(r.coverage.near)} indexed prompt(s) near this query; its outcomes there are not in this index (pulled from a published dataset)`
+    ? `measured on ${counted(r.coverage.near, "indexed prompt")} near this query; its outcomes there are not in this index (pulled from a published dataset)`
     : "no indexed prompt near this query was measured on this model" }));
   panel.append(ul, el("h4", { text: "Observed accuracy on the nearest benchmarks" }));
   const ub = el("ul");
   for (const b of ev.benchmarks) ub.append(el("li", { text: b.n === null || b.n === undefined
     ? `${b.name}: ${pct(b.accuracy)} (as published; the number of prompts is not in this index)`
-    : `${b.name}: ${pct(b.accuracy)} of ${count(b.n)} prompts` }));
+    : `${b.name}: ${pct(b.accuracy)} of ${counted(b.n, "prompt")}` }));
   if (!ev.benchmarks.length) ub.append(el("li", { text: unknown ? "unknown (no per-prompt results in this index)" : "none" }));
   panel.append(ub);
   return panel;
@@ -364,7 +384,7 @@ function evidencePanel(r) {
 function observedOn(r, benchmark) {
   const b = ((r.evidence || {}).benchmarks || []).find((x) => x.name === benchmark && x.accuracy !== null);
   if (!b) return null;
-  return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${count(b.n)} prompts`);
+  return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${counted(b.n, "prompt")}`);
 }
 
 // a result's coverage in words: for a prompt, of the indexed prompts near it; for a benchmark query, whose neighbourhood
@@ -376,7 +396,7 @@ function measuredNear(cov, q) {
     const own = cov.benchmarks && cov.benchmarks.length === 1 && cov.benchmarks[0] === q.benchmark;
     return `measured on ${count(cov.near || 0)} of the ${q.benchmark} prompts nearest the benchmark's mean` + (own || !on ? "" : on);
   }
-  return `measured on ${count(cov.near || 0)} nearby prompt(s)` + on;
+  return `measured on ${counted(cov.near || 0, "nearby prompt")}` + on;
 }
 
 function resultItem(r, rank, signal, q, space) {
@@ -407,7 +427,10 @@ function resultItem(r, rank, signal, q, space) {
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
     md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null,
     q && q.kind === "benchmark" ? observedOn(r, q.benchmark) : null,
-    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown" : measuredNear(cov, q)]
+    // a result not measured near the query says so once, by its badge (before: the badge and "measured on 0 nearby
+    // prompt(s)" here too)
+    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
+      : cov.measured_near ? measuredNear(cov, q) : null]
     .filter(Boolean).join(" · ") });
   return el("li", { class: "result" }, head, probabilityBar(r, signal), meta, evidencePanel(r));
 }
@@ -432,7 +455,7 @@ function renderResults(data, askedSpace) {
   list.replaceChildren(...data.results.map((r, i) => resultItem(r, offset + i + 1, signal, data.query, asked)));
   // the ordered list says the same number to a screen reader as the rank shown beside each result
   if (offset) list.setAttribute("start", String(offset + 1)); else list.removeAttribute("start");
-  const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${count(q.prompts)} prompt(s)`;
+  const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : counted(q.prompts, "prompt");
   $("status").className = "";
   const filtered = Object.keys(q.filters || {}).length > 0;
   // compare mode without a filter: the one reason a listed model is left out is that it has no vector, said in the
@@ -444,9 +467,9 @@ function renderResults(data, askedSpace) {
   const paged = offset > 0 || (q.next_offset !== null && q.next_offset !== undefined);
   $("status").textContent = data.results.length ? (paged
       ? `models ${count(offset + 1)}–${count(offset + data.results.length)} of ${count(q.total)} ranked for ${what}${where}`
-      : `${count(data.results.length)} model(s) ranked for ${what}${where}`)
+      : `${counted(data.results.length, "model")} ranked for ${what}${where}`)
     // a page past the last model (a link kept after the index changed, a hand-made offset): how many there are
-    : offset && q.total ? `no model past the best ${count(offset)}: the ranking holds ${count(q.total)} model(s) for ${what}${where}`
+    : offset && q.total ? `no model past the best ${count(offset)}: the ranking holds ${counted(q.total, "model")} for ${what}${where}`
     : filtered ? `no model matches (${what}): loosen the filters`
     : compared ? `none of the listed models is ranked (${what})`
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
@@ -638,6 +661,11 @@ async function runSearch(p, asked = false, attempt = 0) {
 }
 
 // -- the model page
+// a benchmark's name with a line-break opportunity (<wbr>) after each "/" and "_": a narrow table cell wraps it there,
+// "mmlu_pro/" above "philosophy", and inside a word only where that word alone is wider than the cell (app.css); before,
+// the cell broke anywhere, "mmlu_pro/phil" above "osophy" at 360 px
+const breakable = (name) => name.split(/(?<=[/_])/).flatMap((part, i) => (i ? [el("wbr"), part] : [part]));
+
 // a strengths row's difference: that of the two percentages shown beside it, so the row adds up; before, the exact
 // difference rounded on its own ("64% · 45% · +20 pts", xwincoder-34b on mbpp: 176 of evalarena_code's 735 rows)
 function difference(s) {
@@ -691,14 +719,14 @@ async function showModel(id, space, attempt = 0, alt = null) {
     const md = m.metadata || {};
     $("model-meta").textContent = [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
       md.pipeline_tag, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null, m.api_only ? "API only" : (md.open_weights ? "open weights" : null),
-      `${count(m.n_prompts || 0)} prompts measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
+      `${counted(m.n_prompts || 0, "prompt")} measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
       .filter(Boolean).join(" · ");
     $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
-      el("td", { text: s.benchmark + (s.measured ? "" : " (not measured)") }), el("td", { text: pct(s.probability) }),
+      el("td", {}, ...breakable(s.benchmark), s.measured ? "" : " (not measured)"), el("td", { text: pct(s.probability) }),
       el("td", { text: pct(s.mean) }), el("td", { text: difference(s) }),
       el("td", { text: `${count(s.rank)} of ${count(s.of)}` }))));
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
-      el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }),
+      el("td", {}, ...breakable(b.name)), el("td", { text: pct(b.accuracy) }),
       el("td", { text: b.n === null || b.n === undefined ? "unknown" : count(b.n) }))));
     // a pulled index: the accuracy each benchmark was published with, the number of prompts unknown here
     $("observed-note").textContent = m.benchmarks_note || "";
@@ -762,7 +790,7 @@ async function loadBenchmarks() {
       // labelled and moved to its place, still selected (before: first, bare "mbpp" above "cruxeval-input (800 prompts)")
       const have = new Map([...sel.options].map((o) => [o.value, o]));
       for (const b of benchmarks) {
-        const text = `${b.name} (${count(b.prompts)} prompts)`;
+        const text = `${b.name} (${counted(b.prompts, "prompt")})`;
         const o = have.get(b.name);
         if (o) { o.textContent = text; sel.append(o); } else sel.append(el("option", { value: b.name, text }));
       }
@@ -787,7 +815,7 @@ async function loadSpaces(attempt = 0) {
     const listed = new Set([""]);
     for (const s of spaces) {
       const encoder = (s.encoder || "").split("@")[0].split("/").pop();
-      const text = `${s.name}: ${encoder}, method ${s.method}, ${count(s.models)} models` + (s.default ? " (the default)" : "");
+      const text = `${s.name}: ${encoder}, method ${s.method}, ${counted(s.models, "model")}` + (s.default ? " (the default)" : "");
       // a space the URL named, by its name or its id, is labelled as the list labels it
       const named = [s.name, String(s.id)].filter((v) => have.has(v));
       named.forEach((v) => { have.get(v).textContent = text; listed.add(v); });
