@@ -224,6 +224,9 @@ class EmbeddingCache:
         from .config import make_folder
 
         make_folder("TASKSPACE_CACHE_DIR", self.path.parent)
+        #: this object made the file (it did not exist): :meth:`Encoder._load` removes it again when the model fails to
+        #: load before anything was stored in it
+        self.created = not self.path.exists()
         self._local = threading.local()
         self._recovering(self._create)
 
@@ -319,6 +322,20 @@ class EmbeddingCache:
         if con is not None:
             con.close()
             self._local.con = None
+
+    def discard_if_unused(self) -> bool:
+        """Remove the file (and SQLite's -wal/-shm beside it) when this object made it and nothing is stored in it:
+        an encoder that cannot load leaves no empty ``<encoder>.sqlite`` behind (before, each failed attempt with a
+        folder that is not a model, a typo'd path, left one in TASKSPACE_CACHE_DIR). True when removed."""
+        try:
+            if not self.created or len(self):
+                return False
+        except sqlite3.Error:
+            return False
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        return True
 
 
 
@@ -466,16 +483,24 @@ class Encoder:
             if failed is not None and _now() - failed[0] < RETRY_FAILED_LOAD_SECONDS:
                 err = EncoderError(failed[1])  # the same words, at once: the load is not tried again yet
                 err.retry_after = RETRY_FAILED_LOAD_SECONDS - (_now() - failed[0])
+                self._discard_unused_cache()
                 raise err
             try:
                 model = self._load_once()
             except EncoderError as exc:
                 self._failed = (_now(), str(exc))
+                self._discard_unused_cache()
                 # when the load is tried again (a server's 503 says it in Retry-After)
                 exc.retry_after = RETRY_FAILED_LOAD_SECONDS
                 raise
             self._failed = None
             return model
+
+    def _discard_unused_cache(self) -> None:
+        """The model failed to load: the cache file this encoder made for it, still empty, is removed (made again
+        when something is to be stored)."""
+        if self._cache is not None and self._cache.discard_if_unused():
+            self._cache = None
 
     def _load_once(self):
         if self._model is not None:  # another thread loaded it while this one waited

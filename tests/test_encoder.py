@@ -75,6 +75,19 @@ def test_unknown_local_folder_fails_clearly(tmp_path):
         enc.encode(["x"])
 
 
+def test_a_folder_that_is_not_a_model_leaves_no_cache_file(tmp_path):
+    """A folder that is not a model left an empty `<folder slug>_<fp>.sqlite` in TASKSPACE_CACHE_DIR at each failed
+    load (`taskspace index` exit 5). Now the file made for it is removed while still empty."""
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("hi")
+    enc = Encoder(str(folder), cache_dir=tmp_path / "cache")
+    for _ in range(2):  # the second failure is the remembered one (RETRY_FAILED_LOAD_SECONDS): no file either
+        with pytest.raises(EncoderError) as err:
+            enc.encode(["x"])
+        assert list((tmp_path / "cache").glob("*.sqlite*")) == []
+
+
 def test_aliases():
     assert canonical_name("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
     assert canonical_name("all-mpnet-base-v2") == "sentence-transformers/all-mpnet-base-v2"
