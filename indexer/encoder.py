@@ -353,6 +353,12 @@ ENCODE_AT_ONCE = 2
 RETRY_FAILED_LOAD_SECONDS = 60.0
 
 
+#: what TASKSPACE_ENCODER's folder needs to hold (an error about a folder that is not a model says it)
+_MODEL_FOLDER = ("give a sentence-transformers model folder (modules.json and config.json, with the weights and "
+                 "tokenizer files), or a transformers model folder (config.json with its model_type, the weights "
+                 "and tokenizer files)")
+
+
 def _now() -> float:
     import time
 
@@ -514,13 +520,19 @@ class Encoder:
         except ImportError as exc:  # pragma: no cover - dependency missing
             raise EncoderError(f"sentence-transformers is not installed ({exc}); run `pip install -e .`") from exc
         self._check_device()
+        if isinstance(target, Path) and self.name not in (MINILM, MPNET) and \
+                not (target / "modules.json").is_file() and not (target / "config.json").is_file():
+            # before, transformers' "Unrecognized model in F. Should have a `model_type` key in its config.json.;
+            # check the folder", for a folder with no config.json at all
+            raise EncoderError(f"cannot load encoder {self.name!r}: the folder {target} is not a model folder (it holds "
+                               f"neither modules.json nor config.json); {_MODEL_FOLDER}")
         try:
             model = SentenceTransformer(str(target), device=self.device)
         except Exception as exc:
             hint = (
                 # the packaged model's folder is pip's, not the user's: reinstalling it is what mends it
                 f"its files are damaged: {_REINSTALL_MINILM}" if self.name == MINILM else
-                "check the folder" if isinstance(target, Path) else
+                f"the folder {target} is not a model that loads: {_MODEL_FOLDER}" if isinstance(target, Path) else
                 "a Hub model id needs internet (or HF_HUB_OFFLINE=0 and a warm Hugging Face cache); "
                 "set TASKSPACE_ENCODER to a local folder or all-MiniLM-L6-v2"
             )

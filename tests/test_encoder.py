@@ -88,6 +88,21 @@ def test_a_folder_that_is_not_a_model_leaves_no_cache_file(tmp_path):
         assert list((tmp_path / "cache").glob("*.sqlite*")) == []
 
 
+def test_a_folder_that_is_not_a_model_is_named_with_what_it_needs(tmp_path):
+    """The error passed on transformers' "Unrecognized model ... Should have a `model_type` key in its
+    config.json.; check the folder" for a folder with no config.json at all. Now it names the folder and what a
+    model folder has."""
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("hi")
+    with pytest.raises(EncoderError) as err:
+        Encoder(str(folder), cache_dir=tmp_path / "cache").encode(["x"])
+    msg = str(err.value)
+    assert f"the folder {folder} is not a model folder" in msg, msg
+    assert "sentence-transformers model folder (modules.json and config.json" in msg, msg
+    assert "a transformers model folder (config.json" in msg and "Should have a `model_type`" not in msg, msg
+
+
 def test_aliases():
     assert canonical_name("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
     assert canonical_name("all-mpnet-base-v2") == "sentence-transformers/all-mpnet-base-v2"
