@@ -533,9 +533,17 @@ class Encoder:
                 # the packaged model's folder is pip's, not the user's: reinstalling it is what mends it
                 f"its files are damaged: {_REINSTALL_MINILM}" if self.name == MINILM else
                 f"the folder {target} is not a model that loads: {_MODEL_FOLDER}" if isinstance(target, Path) else
-                "a Hub model id needs internet (or HF_HUB_OFFLINE=0 and a warm Hugging Face cache); "
-                "set TASKSPACE_ENCODER to a local folder or all-MiniLM-L6-v2"
+                "a Hub model id is downloaded from huggingface.co the first time (online), then read from the local "
+                "Hugging Face cache: check the id, or set TASKSPACE_ENCODER to a local model folder or all-MiniLM-L6-v2"
             )
+            from .hub import offline_variable
+
+            if not isinstance(target, Path) and (offline := offline_variable()) and "couldn't connect" in str(exc):
+                # no request was made: transformers' "couldn't connect ... check your internet connection" misleads
+                raise EncoderError(
+                    f"cannot load encoder {self.name!r}: the model is not in the local Hugging Face cache, and "
+                    f"{offline}=1 forbids downloading it; run once with {offline} unset (online) to download it, "
+                    "or set TASKSPACE_ENCODER to a local model folder or all-MiniLM-L6-v2") from exc
             raise EncoderError(f"cannot load encoder {self.name!r} from {target}: {exc}; {hint}") from exc
         _check_vocabulary(model, self.name, target)
         if revision == "hub":
