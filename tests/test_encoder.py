@@ -83,7 +83,7 @@ def test_a_folder_that_is_not_a_model_leaves_no_cache_file(tmp_path):
     (folder / "readme.txt").write_text("hi")
     enc = Encoder(str(folder), cache_dir=tmp_path / "cache")
     for _ in range(2):  # the second failure is the remembered one (RETRY_FAILED_LOAD_SECONDS): no file either
-        with pytest.raises(EncoderError) as err:
+        with pytest.raises(EncoderError):
             enc.encode(["x"])
         assert list((tmp_path / "cache").glob("*.sqlite*")) == []
 
