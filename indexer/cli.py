@@ -597,7 +597,7 @@ def check(
     space: Optional[str] = typer.Option(None, "--space", callback=cli_find._name_option, help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
-    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, or when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results).
+    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results), or when the configured space (TASKSPACE_ENCODER, TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS) is not built (`taskspace index` builds it).
 
     Examples:
 
@@ -612,11 +612,13 @@ def check(
 
     with open_sql_of_index(read_only=True) as sql, VectorStore.from_settings() as vectors:
         # the configured space (the one a pass solves): its models a pass would solve are drift (Drift.unsolved)
-        drifts = run_check(sql, vectors, space, solves=configured_spec(lenient=True))
-        running = None if all(d.clean for d in drifts) else _running_pass(sql)
-    clean = all(d.clean for d in drifts)
+        spec = configured_spec(lenient=True)
+        drifts = run_check(sql, vectors, space, solves=spec)
+        unbuilt = None if space is not None else _configured_unbuilt(sql, spec)
+        running = None if all(d.clean for d in drifts) and unbuilt is None else _running_pass(sql)
+    clean = all(d.clean for d in drifts) and unbuilt is None
     if as_json:
-        echo_json({"clean": clean, "spaces": [d.as_dict() for d in drifts]})
+        echo_json({"clean": clean, "spaces": [d.as_dict() for d in drifts], "configured_unbuilt": unbuilt})
     else:
         if not drifts:
             typer.echo("no embedding spaces in SQL and none in the index")
@@ -666,8 +668,37 @@ def check(
             if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
                 typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "
                            "hold", err=True)
+        if unbuilt is not None:  # before: "clean", exit 0, while every search warned of it
+            typer.echo(f"configured space ({unbuilt['settings']}): not built; searches without "
+                       f"--space take {unbuilt['searched']} meanwhile")
+            if running is None:
+                typer.echo(f"run `{unbuilt['command']}` to build it from the stored results", err=True)
     if not clean:
         raise typer.Exit(1)
+
+
+def _configured_unbuilt(sql, spec) -> dict | None:
+    """check's account of the configured space (``spec``: the one `taskspace index` builds) when SQL holds none that
+    it matches and another built here by a setting of this taskspace: its settings, the space searches take meanwhile
+    and the command that builds it. None when it is built, when no such other space is (a home of pulled spaces
+    alone, or of an older taskspace's methods), or when the configured encoder cannot be loaded (`taskspace index`
+    says so)."""
+    from .space import space_name
+    from .spaces import default_space
+
+    spaces = sql.list_spaces()
+    if spec.encoder is None or any(spec.matches(s) for s in spaces):
+        return None
+    from .spaces import update_command
+
+    origin = getattr(sql, "space_origin", None)
+    # a space built here by a setting of this taskspace (a method an older taskspace built, `hyperplane`, is not one:
+    # such a home is left to the search's warning)
+    if not any(update_command(s) is not None and (not callable(origin) or origin(s.id) is None) for s in spaces):
+        return None
+    settings = f"encoder {spec.encoder}, method {spec.method}, lambda {float(spec.lam):g}, eps {float(spec.eps):g}"
+    return {"settings": settings, "searched": space_name(default_space(spaces, spec)),
+            "command": "taskspace index"}
 
 
 def _running_pass(sql):

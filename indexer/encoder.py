@@ -224,6 +224,9 @@ class EmbeddingCache:
         from .config import make_folder
 
         make_folder("TASKSPACE_CACHE_DIR", self.path.parent)
+        #: this object made the file (it did not exist): :meth:`Encoder._load` removes it again when the model fails to
+        #: load before anything was stored in it
+        self.created = not self.path.exists()
         self._local = threading.local()
         self._recovering(self._create)
 
@@ -320,6 +323,20 @@ class EmbeddingCache:
             con.close()
             self._local.con = None
 
+    def discard_if_unused(self) -> bool:
+        """Remove the file (and SQLite's -wal/-shm beside it) when this object made it and nothing is stored in it:
+        an encoder that cannot load leaves no empty ``<encoder>.sqlite`` behind (before, each failed attempt with a
+        folder that is not a model, a typo'd path, left one in TASKSPACE_CACHE_DIR). True when removed."""
+        try:
+            if not self.created or len(self):
+                return False
+        except sqlite3.Error:
+            return False
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        return True
+
 
 
 #: at most this many model calls of one process encode at once (the queries of `taskspace serve`, and its worker's
@@ -334,6 +351,12 @@ ENCODE_AT_ONCE = 2
 #: such query tried the load again (Hub requests when online) and logged it. Another setting is another Encoder
 #: (:func:`get_encoder`), so a changed configuration is tried at once.
 RETRY_FAILED_LOAD_SECONDS = 60.0
+
+
+#: what TASKSPACE_ENCODER's folder needs to hold (an error about a folder that is not a model says it)
+_MODEL_FOLDER = ("give a sentence-transformers model folder (modules.json and config.json, with the weights and "
+                 "tokenizer files), or a transformers model folder (config.json with its model_type, the weights "
+                 "and tokenizer files)")
 
 
 def _now() -> float:
@@ -466,16 +489,24 @@ class Encoder:
             if failed is not None and _now() - failed[0] < RETRY_FAILED_LOAD_SECONDS:
                 err = EncoderError(failed[1])  # the same words, at once: the load is not tried again yet
                 err.retry_after = RETRY_FAILED_LOAD_SECONDS - (_now() - failed[0])
+                self._discard_unused_cache()
                 raise err
             try:
                 model = self._load_once()
             except EncoderError as exc:
                 self._failed = (_now(), str(exc))
+                self._discard_unused_cache()
                 # when the load is tried again (a server's 503 says it in Retry-After)
                 exc.retry_after = RETRY_FAILED_LOAD_SECONDS
                 raise
             self._failed = None
             return model
+
+    def _discard_unused_cache(self) -> None:
+        """The model failed to load: the cache file this encoder made for it, still empty, is removed (made again
+        when something is to be stored)."""
+        if self._cache is not None and self._cache.discard_if_unused():
+            self._cache = None
 
     def _load_once(self):
         if self._model is not None:  # another thread loaded it while this one waited
@@ -489,16 +520,30 @@ class Encoder:
         except ImportError as exc:  # pragma: no cover - dependency missing
             raise EncoderError(f"sentence-transformers is not installed ({exc}); run `pip install -e .`") from exc
         self._check_device()
+        if isinstance(target, Path) and self.name not in (MINILM, MPNET) and \
+                not (target / "modules.json").is_file() and not (target / "config.json").is_file():
+            # before, transformers' "Unrecognized model in F. Should have a `model_type` key in its config.json.;
+            # check the folder", for a folder with no config.json at all
+            raise EncoderError(f"cannot load encoder {self.name!r}: the folder {target} is not a model folder (it holds "
+                               f"neither modules.json nor config.json); {_MODEL_FOLDER}")
         try:
             model = SentenceTransformer(str(target), device=self.device)
         except Exception as exc:
             hint = (
                 # the packaged model's folder is pip's, not the user's: reinstalling it is what mends it
                 f"its files are damaged: {_REINSTALL_MINILM}" if self.name == MINILM else
-                "check the folder" if isinstance(target, Path) else
-                "a Hub model id needs internet (or HF_HUB_OFFLINE=0 and a warm Hugging Face cache); "
-                "set TASKSPACE_ENCODER to a local folder or all-MiniLM-L6-v2"
+                f"the folder {target} is not a model that loads: {_MODEL_FOLDER}" if isinstance(target, Path) else
+                "a Hub model id is downloaded from huggingface.co the first time (online), then read from the local "
+                "Hugging Face cache: check the id, or set TASKSPACE_ENCODER to a local model folder or all-MiniLM-L6-v2"
             )
+            from .hub import offline_variable
+
+            if not isinstance(target, Path) and (offline := offline_variable()) and "couldn't connect" in str(exc):
+                # no request was made: transformers' "couldn't connect ... check your internet connection" misleads
+                raise EncoderError(
+                    f"cannot load encoder {self.name!r}: the model is not in the local Hugging Face cache, and "
+                    f"{offline}=1 forbids downloading it; run once with {offline} unset (online) to download it, "
+                    "or set TASKSPACE_ENCODER to a local model folder or all-MiniLM-L6-v2") from exc
             raise EncoderError(f"cannot load encoder {self.name!r} from {target}: {exc}; {hint}") from exc
         _check_vocabulary(model, self.name, target)
         if revision == "hub":

@@ -437,7 +437,9 @@ def test_check_help_names_every_drift_the_readme_says_exits_1():
     assert "missing, stale, extra points" in row and "exit 1 when there is any" in row
     assert "that `taskspace index` would solve" in row and "models left without results" in row
     said = " ".join(typer.main.get_command(app).commands["check"].help.split("Examples:")[0].split())
-    for words in ("missing, stale or extra", "exit 1", "taskspace index", "without results"):
+    assert "the configured space (TASKSPACE_ENCODER, TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS)" in row
+    for words in ("missing, stale or extra", "exit 1", "taskspace index", "without results",
+                  "the configured space (TASKSPACE_ENCODER, TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS) is not built"):
         assert words in said, (words, said)
 
 

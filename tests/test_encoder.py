@@ -75,6 +75,57 @@ def test_unknown_local_folder_fails_clearly(tmp_path):
         enc.encode(["x"])
 
 
+def test_a_folder_that_is_not_a_model_leaves_no_cache_file(tmp_path):
+    """A folder that is not a model left an empty `<folder slug>_<fp>.sqlite` in TASKSPACE_CACHE_DIR at each failed
+    load (`taskspace index` exit 5). Now the file made for it is removed while still empty."""
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("hi")
+    enc = Encoder(str(folder), cache_dir=tmp_path / "cache")
+    for _ in range(2):  # the second failure is the remembered one (RETRY_FAILED_LOAD_SECONDS): no file either
+        with pytest.raises(EncoderError):
+            enc.encode(["x"])
+        assert list((tmp_path / "cache").glob("*.sqlite*")) == []
+
+
+def test_a_folder_that_is_not_a_model_is_named_with_what_it_needs(tmp_path):
+    """The error passed on transformers' "Unrecognized model ... Should have a `model_type` key in its
+    config.json.; check the folder" for a folder with no config.json at all. Now it names the folder and what a
+    model folder has."""
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("hi")
+    with pytest.raises(EncoderError) as err:
+        Encoder(str(folder), cache_dir=tmp_path / "cache").encode(["x"])
+    msg = str(err.value)
+    assert f"the folder {folder} is not a model folder" in msg, msg
+    assert "sentence-transformers model folder (modules.json and config.json" in msg, msg
+    assert "a transformers model folder (config.json" in msg and "Should have a `model_type`" not in msg, msg
+
+
+def test_a_hub_id_offline_and_not_cached_says_the_offline_setting_forbids_the_download(tmp_path, monkeypatch):
+    """`HF_HUB_OFFLINE=1 TASKSPACE_ENCODER=nope/nope`: the error passed on transformers' "We couldn't connect to
+    'https://huggingface.co' ... Check your internet connection", though no request was made, with the advice "(or
+    HF_HUB_OFFLINE=0 and a warm Hugging Face cache)". Now it says the model is not in the local Hugging Face cache and
+    HF_HUB_OFFLINE=1 forbids downloading it, and what to do."""
+    import sentence_transformers
+
+    class Offline:
+        def __init__(self, *args, **kwargs):
+            raise OSError("We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them "
+                          "in the cached files. Check your internet connection or see how to run the library in "
+                          "offline mode at 'https://huggingface.co/docs/transformers/installation#offline-mode'.")
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", Offline)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(EncoderError) as err:
+        Encoder("nope/nope", cache_dir=tmp_path / "cache").encode(["x"])
+    msg = str(err.value)
+    assert "'nope/nope': the model is not in the local Hugging Face cache, and HF_HUB_OFFLINE=1 forbids " \
+           "downloading it; run once with HF_HUB_OFFLINE unset (online) to download it" in msg, msg
+    assert "internet" not in msg and "warm" not in msg, msg
+
+
 def test_aliases():
     assert canonical_name("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
     assert canonical_name("all-mpnet-base-v2") == "sentence-transformers/all-mpnet-base-v2"

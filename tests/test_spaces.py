@@ -721,3 +721,24 @@ def test_the_refused_drop_of_the_default_names_the_settings_that_make_another_th
     with VectorStore(path=tmp_path / "index") as vectors, pytest.raises(ConfigError) as got:
         drop_space(store, vectors, space_name(here))
     assert f"{space_name(lam3)}: TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3" in str(got.value), got.value
+
+
+def test_check_says_the_configured_space_is_not_built_and_the_command_that_builds_it(home_with_two_spaces):
+    """A home whose configured space (auto-mc here) was dropped, another (auto) left: `taskspace check` said "clean",
+    exit 0, while every search warned that the configured space is not indexed. Now it says the configured space is
+    not built, which space searches take meanwhile and `taskspace index` builds it (exit 1); `--json` gives it as
+    `configured_unbuilt`. With `--space NAME` (that space only) it is not looked at."""
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    assert _run("check").returncode == 0
+    assert _run("spaces", "drop", space_name(mc), "--force").returncode == 0
+    res = _run("check")
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert f"space {space_name(auto)}: clean" in res.stdout
+    assert "configured space (encoder " in res.stdout and "method auto-mc" in res.stdout, res.stdout
+    assert f"not built; searches without --space take {space_name(auto)} meanwhile" in res.stdout, res.stdout
+    assert "run `taskspace index` to build it from the stored results" in res.stderr, res.stderr
+    got = json.loads(_run("check", "--json").stdout)
+    assert got["clean"] is False and got["configured_unbuilt"]["command"] == "taskspace index", got
+    assert _run("check", "--space", space_name(auto)).returncode == 0
