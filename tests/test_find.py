@@ -422,7 +422,7 @@ def test_an_unknown_model_reads_names_not_every_models_record(idx, monkeypatch):
 
 
 def test_prefer_smaller_counts_the_unsized_models_it_ranks_not_those_a_filter_removed(tmp_path, encoder):
-    """``missing_metadata["prefer_smaller"]`` (the CLI's "--prefer-smaller: N model(s) without a parameter count are
+    """``missing_metadata["prefer_smaller"]`` (the CLI's "--prefer-smaller: N models without a parameter count are
     charged as 100B", the page's note) counts the models of no known size that the ranking holds: those the filters
     left. Before, it counted every unsized model of the index: on the 32,823-model home, `search ... --prefer-smaller
     0.1 --open-only` ranked 71 models and said 32,823 were charged as 100B."""

@@ -566,7 +566,7 @@ def test_a_stale_space_of_another_encoder_is_said_to_be_resolved_by_the_command_
                                       params=space_params("auto-mc"))
     with caplog.at_level(logging.WARNING, logger="indexer.publish"):
         _warn_stale(store, other)
-    assert (f"publish: space {space_name(other)} holds 5 model(s) whose vector is missing or older than their "
+    assert (f"publish: space {space_name(other)} holds 5 models whose vector is missing or older than their "
             f"results") in caplog.text, caplog.text
     assert ("it was built with encoder org/enc-b@1, not the configured " in caplog.text and
             "(TASKSPACE_ENCODER), so no indexing pass updates it: `TASKSPACE_ENCODER=org/enc-b taskspace index` "
