@@ -1060,7 +1060,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         _check_space(space)
         return svc.model(model_id, space=space)
 
-    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(422, 503, 500)})
+    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(404, 422, 503, 500)})
     def benchmarks():
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}

@@ -1265,3 +1265,29 @@ def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_sugg
         got = run(*args)
         assert got.returncode != 0 and "did you mean beta?" in got.stderr, (args, got.stderr)
 
+
+def test_benchmarks_on_a_database_with_nothing_ingested_is_the_models_error_in_the_library_and_over_http(tmp_path,
+                                                                                                         monkeypatch):
+    """`indexer.list_benchmarks()` and `GET /v1/benchmarks` on a home whose database exists but holds nothing
+    ingested: the empty-index error `list_models()` and `GET /v1/models` give there (a NotFoundError, HTTP 404 with
+    the same body), as `taskspace benchmarks` gives (fee836ce). Before, `[]` and `{"benchmarks": []}` with 200."""
+    from fastapi.testclient import TestClient
+
+    from indexer import list_benchmarks, list_models
+    from indexer.config import reset_settings
+    from indexer.errors import NotFoundError
+    from indexer.serve import create_app
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    assert run("db", "upgrade").returncode == 0
+    reset_settings()
+    with pytest.raises(NotFoundError) as models_error:
+        list_models()
+    with pytest.raises(NotFoundError) as benchmarks_error:
+        list_benchmarks()
+    assert str(benchmarks_error.value) == str(models_error.value), benchmarks_error.value
+    with TestClient(create_app()) as client:
+        models, listed = client.get("/v1/models"), client.get("/v1/benchmarks")
+    assert models.status_code == 404, models.text
+    assert (listed.status_code, listed.json()) == (models.status_code, models.json()), listed.text
