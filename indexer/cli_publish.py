@@ -76,7 +76,7 @@ def publish(
 
 def pull(
     source: str = typer.Argument(..., metavar="SOURCE", callback=_pull_source, help="hub:ORG/NAME[@REVISION] or a folder of published records."),
-    space: Optional[str] = typer.Option(None, "--space", help="Only this space of the records (its index name)."),
+    space: Optional[str] = typer.Option(None, "--space", callback=_name_option, help="Only this space of the records (its index name)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Load published model records into this installation (SQL and the vector index), so search and serve work at

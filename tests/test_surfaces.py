@@ -352,6 +352,6 @@ def test_a_blank_space_is_bad_input_in_the_library_and_a_usage_error_of_every_co
         # what a Python caller can call (before: "`taskspace spaces` lists them")
         assert str(got.value).endswith("; indexer.spaces.describe_spaces(sql) lists them"), str(got.value)
     for args in (["reindex", "--space", " "], ["check", "--space", "\u200b"], ["spaces", "drop", " "],
-                 ["publish", "org/name", "--space", "\u200b", "--dry-run", "out"]):
+                 ["publish", "org/name", "--space", "\u200b", "--dry-run", "out"], ["pull", "out", "--space", " "]):
         code, said = cli_json(capsys, *args, "--json")
         assert code == 2 and re.search(r"Invalid value for '(--space|NAME)'", said["error"]), (args, said)
