@@ -230,9 +230,12 @@ def list_benchmarks(*, store=None) -> list[dict]:
     what ``taskspace benchmarks --json`` prints. Without ``store``, the configured one.
 
     Raises :class:`~indexer.errors.InputError` (a ValueError) for a ``store`` that is no store (``.item`` ``store``);
-    :class:`~indexer.errors.NotFoundError` (a LookupError) for a home never indexed (``.item`` None);
+    :class:`~indexer.errors.NotFoundError` (a LookupError) for a home never indexed, or one whose database holds no
+    benchmark (nothing ingested: the empty-index error :func:`list_models` raises there; ``.item`` None);
     :class:`~indexer.errors.StoreError` when the database cannot be used. All derive from
     :class:`~indexer.errors.IndexerError`."""
+    from .query import empty_index
+
     check_stores(store)  # a URL given for it: an InputError naming store, not an AttributeError from SQL's call
     if store is None:  # SQL alone: the shared pair's vector store would hold the embedded folder for nothing
         from .query import _shared_sql
@@ -241,6 +244,9 @@ def list_benchmarks(*, store=None) -> list[dict]:
     counts = store.benchmark_model_counts()
     rows = [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}
             for b in store.list_benchmarks()]
+    if not rows:  # a database with nothing ingested: the error list_models, GET /v1/models and `taskspace models`
+        # give there (before, [] here and from GET /v1/benchmarks, while `taskspace benchmarks` gave that error)
+        raise empty_index(store)
     if any(r["prompts"] == 0 for r in rows):  # a pulled index has neither prompts nor outcomes in SQL: the records'
         prompts, models = _published_counts(store)  # counts (before, every row said 0 prompts, 0 models)
         for r in rows:

@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from .cli_index import checked_option, each, one_value, write_out
-from .errors import InputError
+from .errors import InputError, counted
 
 
 class Rank(str, Enum):
@@ -603,7 +603,7 @@ def _print_result(result) -> None:
     if not result.results:
         if q.get("offset") and q.get("total"):  # the ranking has fewer models than the offset skips: how many, as
             # `taskspace models --offset` says (before, not how many, nor where the last page is)
-            typer.echo(f"no model past the best {count(q['offset'])}: the ranking holds {count(q['total'])} model(s) and --offset "
+            typer.echo(f"no model past the best {count(q['offset'])}: the ranking holds {counted(q['total'], 'model', grouped=True)} and --offset "
                        f"{q['offset']} skips every ranked model (the last one is at --offset {q['total'] - 1})")
         # (a ranking of no model at all, e.g. a filter that leaves none, is said as without --offset: before,
         # "--offset 2 skips every ranked model (lower --offset)", which no offset changes)
@@ -667,7 +667,7 @@ def _print_result(result) -> None:
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({count(miss)} without the metadata it needs)" if miss else ""
-        typer.echo(f"{FILTER_OPTIONS.get(name, name)} excluded {count(n)} model(s){extra}")
+        typer.echo(f"{FILTER_OPTIONS.get(name, name)} excluded {counted(n, 'model', grouped=True)}{extra}")
     if q.get("options_filled"):  # as the page's notes and --json (query.options_filled) say; before, the table alone
         # did not: a question asked without its answer options was ranked as if it had those of its neighbours
         typer.echo("answer options taken from the nearest indexed questions (the task gave none of its own)")
@@ -680,8 +680,9 @@ def _print_result(result) -> None:
                "last pass")
         typer.echo(f"not ranked ({why}): {shown(', '.join(q['unranked']))}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
-        typer.echo(f"--prefer-smaller: {count(result.missing_metadata['prefer_smaller'])} model(s) without a parameter count "
-                   "are charged as 100B")
+        n = result.missing_metadata["prefer_smaller"]
+        typer.echo(f"--prefer-smaller: {counted(n, 'model', grouped=True)} without a parameter count "
+                   f"{'is' if n == 1 else 'are'} charged as 100B")
 
 
 def truncated_note(which: list[int], n: int, limit: int | None) -> str:
@@ -745,13 +746,13 @@ def models(
                 "pipeline_tag": "no pipeline tag", "open_only": "no Hub repo known"}
         for name, n in missing_metadata(benchmark=benchmark, filters=filters, space=space).items():
             if n:
-                typer.echo(f"{FILTER_OPTIONS.get(name, name)}: {count(n)} model(s) with {what.get(name, 'no such metadata')} "
-                           "are not listed")
+                typer.echo(f"{FILTER_OPTIONS.get(name, name)}: {counted(n, 'model', grouped=True)} with "
+                           f"{what.get(name, 'no such metadata')} {'is' if n == 1 else 'are'} not listed")
 
     if not rows:
         matching = count_models(benchmark=benchmark, filters=filters, space=space) if offset else 0
         if matching:  # the options match models, the offset skips them all: say how many, and the last page's offset
-            typer.echo(f"{count(matching)} indexed model(s) match these options; --offset {offset} skips them all (the last "
+            typer.echo(f"{counted(matching, 'indexed model', grouped=True)} {'matches' if matching == 1 else 'match'} these options; --offset {offset} skips them all (the last "
                        f"one is at --offset {matching - 1})")
         elif list_models(limit=1, space=space):  # models are indexed: the options left none
             # (before, also past the end of matching models: "drop a filter or lower --offset", not saying that
@@ -762,12 +763,12 @@ def models(
         else:
             typer.echo(f"no model is indexed yet: {NOTHING_INDEXED}")
         return
-    title = f"{count(len(rows))} indexed model(s)"
-    if offset or limit is not None:  # a page: out of how many, and which (the title said "3 indexed model(s)" of 25)
+    title = counted(len(rows), "indexed model", grouped=True)
+    if offset or limit is not None:  # a page: out of how many, and which (the title said "3 indexed models" of 25)
         total = count_models(benchmark=benchmark, filters=filters, space=space)
         if len(rows) < total:
             which = f"#{count(offset + 1)}" + (f"-{count(offset + len(rows))}" if len(rows) > 1 else "")
-            title = f"{count(len(rows))} of {count(total)} indexed model(s)" + (f" ({which})" if offset else "")
+            title = f"{count(len(rows))} of {counted(total, 'indexed model', grouped=True)}" + (f" ({which})" if offset else "")
     _table(title, [("model", "left"), ("kind", "left"), ("params", "right"), ("license", "left"), ("prompts", "right"),
                    ("accuracy (mean of benchmarks)", "right"), ("benchmarks", "right")],
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
@@ -786,17 +787,13 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     """
     from .browse import list_benchmarks
 
-    rows = list_benchmarks()
-    if not rows:  # a home with a database but nothing ingested: the error `taskspace models` gives there (exit 1, with
-        # what to run), --json too; before, "no benchmarks yet" (and `[]`) with exit 0 beside the models' error
-        from .query import _shared_sql, empty_index
-
-        raise empty_index(_shared_sql())
+    rows = list_benchmarks()  # a home with a database but nothing ingested: the library's empty-index error, the one
+    # `taskspace models` gives there (exit 1, with what to run), --json too; before, "no benchmarks yet" and exit 0
     if as_json:
         echo_json(rows)
         return
-    _table(f"{count(len(rows))} benchmark(s)", [("benchmark", "left"), ("group", "left"), ("prompts", "right"),
-                                        ("models measured", "right")],
+    _table(counted(len(rows), "benchmark", grouped=True), [("benchmark", "left"), ("group", "left"),
+                                                           ("prompts", "right"), ("models measured", "right")],
            [[r["name"], r["group"] or "-", count(r["prompts"]), count(r["models"])] for r in rows])
 
 

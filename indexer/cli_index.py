@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from .errors import item_error_line
+from .errors import counted, item_error_line
 
 
 def echo_json(obj) -> None:
@@ -361,7 +361,7 @@ def _print_run(report) -> None:
     c = report.counts
     typer.echo(f"run {report.run_id}: {report.status}")
     for src in report.sources:
-        typer.echo(f"  {src['status']:<11} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
+        typer.echo(f"  {src['status']:<11} {src['spec']}" + (f"  ({counted(src['errors'], 'error')})" if src["errors"] else ""))
     if not report.sources:  # a pass over nothing: say where sources come from (it indexes what `ingest` stored)
         from .pipeline import unconfigured_note
 
@@ -393,7 +393,7 @@ def _print_run(report) -> None:
     for err in report.errors[:20]:
         typer.echo(f"  {item_error_line(err)}", err=True)
     if len(report.errors) > 20:
-        typer.echo(f"  ... and {len(report.errors) - 20} more error(s) (--json lists all)", err=True)
+        typer.echo(f"  ... and {counted(len(report.errors) - 20, 'more error')} (--json lists all)", err=True)
 
 
 def worker(

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from .cli_find import _name_option
+from .errors import counted
 
 
 def _repo_id(value: str) -> str:
@@ -65,7 +66,7 @@ def publish(
         echo_json(res.as_dict())
     elif res.dry_run:
         gone = f", removed {len(res.deleted)} an earlier dry run wrote" if res.deleted else ""
-        typer.echo(f"wrote {len(res.files)} file(s) to {res.dry_run} ({res.added} model record(s)){gone}; "
+        typer.echo(f"wrote {counted(len(res.files), 'file')} to {res.dry_run} ({counted(res.added, 'model record')}){gone}; "
                    "nothing was sent")
     elif res.commit is None:
         typer.echo(f"{repo}: nothing changed, no commit")
@@ -75,7 +76,7 @@ def publish(
 
 def pull(
     source: str = typer.Argument(..., metavar="SOURCE", callback=_pull_source, help="hub:ORG/NAME[@REVISION] or a folder of published records."),
-    space: Optional[str] = typer.Option(None, "--space", help="Only this space of the records (its index name)."),
+    space: Optional[str] = typer.Option(None, "--space", callback=_name_option, help="Only this space of the records (its index name)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Load published model records into this installation (SQL and the vector index), so search and serve work at
@@ -106,6 +107,8 @@ def pull(
         typer.echo(f"{c['variable']} is set: pulled {held} at {c['revision']} from the Hub cache ({which}){spelled}; "
                    "could not check the Hub for a newer revision")
     for s in res.spaces:
-        gone = (f"; {s['models_removed']} model(s) the space held here are not in these records and were removed"
-                if s.get("models_removed") else "")
-        typer.echo(f"{s['space']}: {s['models']} model(s), {s['benchmarks']} benchmark vector(s) from {res.origin}{gone}")
+        n = s.get("models_removed")
+        gone = (f"; {counted(n, 'model')} the space held here {'is' if n == 1 else 'are'} not in these records and "
+                f"{'was' if n == 1 else 'were'} removed" if n else "")
+        typer.echo(f"{s['space']}: {counted(s['models'], 'model')}, {counted(s['benchmarks'], 'benchmark vector')} from "
+                   f"{res.origin}{gone}")

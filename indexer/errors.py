@@ -336,11 +336,12 @@ class BusyError(StoreError):
         self.lasting = lasting
 
 
-def counted(n: int, word: str, plural: str | None = None) -> str:
+def counted(n: int, word: str, plural: str | None = None, *, grouped: bool = False) -> str:
     """A count and its noun, singular for one: ``counted(1, "model")`` -> ``"1 model"``, ``counted(3, "model")`` ->
-    ``"3 models"`` (``plural`` for a noun not made by adding "s"). The one helper of the CLI's and the logs' counts:
-    before, "added 1 models" and "1 models indexed"."""
-    return f"{n} {word if n == 1 else plural or word + 's'}"
+    ``"3 models"`` (``plural`` for a noun not made by adding "s"; ``grouped`` writes the count with thousands
+    separators, ``"32,823 models"``, as the CLI's tables and their notes do). The one helper of the CLI's and the logs'
+    counts: before, "added 1 models" and "1 models indexed", and elsewhere "1 model(s)"."""
+    return f"{f'{n:,}' if grouped else n} {word if n == 1 else plural or word + 's'}"
 
 
 def one_line(text: str) -> str:

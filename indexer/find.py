@@ -269,16 +269,23 @@ class Filters:
             self.min_evidence = int(self.min_evidence)
         for name in ("exclude_gated", "open_only"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise InputError(f"{name} must be true or false, not {getattr(self, name)!r}", item=f"filters.{name}")
+                # Python's words to a Python caller (an HTTP body is said in JSON's, "true or false": serve)
+                raise InputError(f"{name} must be True or False, not {getattr(self, name)!r}", item=f"filters.{name}")
             # numpy's bool as the bool it holds: before, to_dict() (so find_models) failed with "The truth value of
             # an empty array is ambiguous" and the answer's filters could not be written as JSON
             setattr(self, name, bool(getattr(self, name)))
         if self.benchmark is not None:  # the check (and the words) of a benchmark query's name
             check_benchmark_name(self.benchmark, item="filters.benchmark")
+        if self.pipeline_tag is not None and not isinstance(self.pipeline_tag, str):  # the type given, as licenses
+            # says it (before, "must be a non-empty string" for 5 as for ""); benchmark: check_benchmark_name above
+            raise InputError(f"pipeline_tag must be a pipeline tag (a string) such as text-generation, not "
+                             f"{type(self.pipeline_tag).__name__}", item="filters.pipeline_tag")
         for name in ("pipeline_tag", "benchmark"):
             v = getattr(self, name)
-            if v is not None and (not isinstance(v, str) or not v.strip()):
-                raise InputError(f"{name} must be a non-empty string", item=f"filters.{name}")
+            if v is not None and not v.strip():
+                raise InputError(f"{name} must be a non-empty {name.replace('_', ' ')} such as text-generation"
+                                 if name == "pipeline_tag" else f"{name} must be a non-empty string",
+                                 item=f"filters.{name}")
             if v is not None and (why := invisible_only(name, v)):  # "\u200b": a filter matching nothing, though
                 raise InputError(why, item=f"filters.{name}")  # a prompt of it is refused
             if v is not None and name_problem(v):
@@ -517,15 +524,23 @@ def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundErr
     return err
 
 
+#: the library's call listing the spaces (README: indexer.spaces), said to a Python caller as ``indexer.list_models()``
+#: is for models; no ``indexer.list_spaces()`` exists
+SPACES_LISTER = "indexer.spaces.describe_spaces(sql)"
+
+
 def lister(what: str) -> str:
-    """What lists the known ``what`` ("model" or "benchmark") in the words of the reader (:data:`indexer.errors.CLI`):
-    a CLI command's, the command (```taskspace benchmarks```); a Python caller's, the call
-    (``indexer.list_benchmarks()``); an HTTP client's, the endpoint (:func:`indexer.serve._http_hints` maps the call:
-    ``GET /v1/benchmarks``). Before, a Python caller of find_models, model_detail or list_models was told to run
-    `taskspace models`."""
+    """What lists the known ``what`` ("model", "benchmark" or "space") in the words of the reader
+    (:data:`indexer.errors.CLI`): a CLI command's, the command (```taskspace benchmarks```); a Python caller's, the call
+    (``indexer.list_benchmarks()``; for spaces :data:`SPACES_LISTER`, given the SQL store); an HTTP client's, the
+    endpoint (:func:`indexer.serve._http_hints` maps the call: ``GET /v1/benchmarks``, ``GET /v1/spaces``). Before, a
+    Python caller of find_models, model_detail or list_models was told to run `taskspace models`, and one of
+    drop_space or of a blank ``space=`` `taskspace spaces`."""
     from .errors import CLI
 
-    return f"`taskspace {what}s`" if CLI.get() else f"indexer.list_{what}s()"
+    if CLI.get():
+        return f"`taskspace {what}s`"
+    return SPACES_LISTER if what == "space" else f"indexer.list_{what}s()"
 
 
 def _unindexed_benchmark(store, space, name: str, item: str = "benchmark") -> NotFoundError:

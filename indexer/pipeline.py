@@ -299,7 +299,7 @@ class Indexer:
                       outcomes_added=0, embedded=0, solved=0, removed=0, benchmarks=0, pushed=0, rebuilt=[])
         # 1. ingest
         with _timed(report, "ingest"):
-            self.progress.stage("ingest", f"{len(specs)} source(s)")
+            self.progress.stage("ingest", counted(len(specs), "source"))
             ing = Ingester(self.store, hub=self.hub, fetch_metadata=self.fetch_metadata, accept_partial=accept_partial)
             bar = self.progress.bar(len(specs), "ingest")
             for spec in specs:
@@ -521,14 +521,14 @@ class Indexer:
     def embeddings(self, prompt_ids: np.ndarray, hashes: list[str], report: RunReport | None = None) -> np.ndarray:
         """(N, dim) float32 embeddings of these prompts; only texts missing from the cache are read and encoded."""
         return self._through_cache(hashes, lambda pos: self.store.prompt_texts([int(prompt_ids[i]) for i in pos]),
-                                   report, "prompt(s)")
+                                   report, "prompt")
 
     def _encode(self, texts: list[str], report: RunReport | None) -> np.ndarray:
         """Embeddings of texts (e.g. question and option parts) through the encoder's cache."""
         from .records import prompt_hash
 
         return self._through_cache([prompt_hash(t) for t in texts], lambda pos: [texts[i] for i in pos],
-                                   report, "text(s)")
+                                   report, "text")
 
     def _through_cache(self, hashes: list[str], texts_at, report: RunReport | None, what: str) -> np.ndarray:
         """(N, dim) float32 embeddings of the texts with these hashes: one read of the encoder's cache; the texts
@@ -541,7 +541,7 @@ class Indexer:
             if h not in found:
                 missing.setdefault(h, i)
         if missing:
-            self.progress.stage("embed", f"{len(missing)} new {what}")
+            self.progress.stage("embed", counted(len(missing), f"new {what}"))
             texts = texts_at(list(missing.values()))
             try:
                 vecs = enc.encode(texts, progress=self.progress.enabled, stop=self.stop)
@@ -737,7 +737,7 @@ class Indexer:
                          progress=self.progress.wrap)
             report.counts["rebuilt"] = sorted(rebuild)
         if changed and "models" not in rebuild:
-            self.progress.stage("index", f"push {len(changed)} model(s)")
+            self.progress.stage("index", f"push {counted(len(changed), 'model')}")
             report.counts["pushed"] = sync.push_models(self.store, self.vectors, space.id, changed)
         # collections an interrupted rebuild left (no alias points at them): dropped here, for the kinds this pass opened
         # (a rebuild drops those of its own kind); after a killed run or reindex the pass verifies, so opens every kind

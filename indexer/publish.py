@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import dataset
-from .errors import ConfigError, DimensionError, EncoderError, HubError, InputError, NotFoundError, arg
+from .errors import ConfigError, DimensionError, EncoderError, HubError, InputError, NotFoundError, arg, counted
 from .records import ToDict
 
 if TYPE_CHECKING:
@@ -441,8 +441,8 @@ def commit_message(added: int, changed: int, removed: int, spaces: int, new_colu
     if unnamed:
         more += (f"; deleted {', '.join(unnamed)}, which no published space names ({dataset.MODELS_DIR}/*.parquet is "
                  "taskspace's)")
-    return (f"taskspace publish: {added} model record(s) added, {changed} changed, {removed} removed "
-            f"({spaces} space(s)){more}")
+    return (f"taskspace publish: {counted(added, 'model record')} added, {changed} changed, {removed} removed "
+            f"({counted(spaces, 'space')}){more}")
 
 
 def _check_dry_run_dir(path: Path) -> None:
@@ -510,8 +510,8 @@ def _warn_stale(store, sp) -> None:
                "(TASKSPACE_METHOD), so no indexing pass updates it" +
                (f": `{arg('space', mine[-1], quote=False)}` publishes the configured method's space alone" if mine else ""))
     more = f" (+{len(stale) - 3} more)" if len(stale) > 3 else ""
-    log.warning("publish: space %s holds %d model(s) whose vector is missing or older than their results (%s%s); %s; "
-                "its records are published as they are", name, len(stale), ", ".join(sorted(stale)[:3]), more, why)
+    log.warning("publish: space %s holds %s whose vector is missing or older than their results (%s%s); %s; "
+                "its records are published as they are", name, counted(len(stale), "model"), ", ".join(sorted(stale)[:3]), more, why)
 
 
 def _stale_dry_run_files(out: Path, files: dict) -> list[str]:

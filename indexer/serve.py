@@ -90,8 +90,9 @@ EMPTY_TEXT_PARAMS = {"benchmark": ("a benchmark name", "every model"),
 
 #: the library's pointers to a listing (indexer.find.lister: a Python caller's call, as a request is answered; a
 #: command's, in a CLI command), as an HTTP client reaches the same list
-_LISTINGS = {f"{said} lists them": f"GET /v1/{what}s lists them" for what in ("model", "benchmark")
-             for said in (f"indexer.list_{what}s()", f"`taskspace {what}s`")}
+_LISTINGS = {f"{said} lists them": f"GET /v1/{what}s lists them" for what in ("model", "benchmark", "space")
+             for said in ("indexer.spaces.describe_spaces(sql)" if what == "space" else f"indexer.list_{what}s()",
+                          f"`taskspace {what}s`")}
 
 
 #: the library's pointers for a benchmark's name given as a model's (indexer.browse._a_benchmark): the calls that list
@@ -1078,7 +1079,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         _check_space(space)
         return svc.model(model_id, space=space)
 
-    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(422, 503, 500)})
+    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(404, 422, 503, 500)})
     def benchmarks():
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}

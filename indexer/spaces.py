@@ -216,7 +216,10 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
                                         and _not_ambiguous(name, spaces)):
             rec = None  # in the index alone (an interrupted drop, a copied folder), or dropped already
         else:
-            err = UnknownSpaceError(f"{exc} (`taskspace spaces` lists them)")
+            from .find import lister
+
+            # the reader's listing: a command's `taskspace spaces`, a Python caller's call (before, the command to both)
+            err = UnknownSpaceError(f"{exc} ({lister('space')} lists them)")
             err.item = "space"
             raise err from None
     spec = configured_spec(settings, lenient=True)

@@ -98,9 +98,10 @@ def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | N
     s = strip_invisible(str(space))
     if not s:  # blanks or invisible characters alone name no space: bad input, as a blank benchmark is (not looked up)
         from .errors import InputError
+        from .find import lister
 
         raise InputError(f"space must be a space's index name, SQL id or encoder name, not {str(space)[:40]!r} (blank, "
-                         "or only invisible characters); `taskspace spaces` lists them", item="space")
+                         f"or only invisible characters); {lister('space')} lists them", item="space")
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
         # the encoder's name, whole or after a "/" (all-MiniLM-L6-v2 for sentence-transformers/all-MiniLM-L6-v2): a

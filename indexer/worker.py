@@ -30,8 +30,8 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import (CLI, SERVE, BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line,
-                     one_line)
+from .errors import (CLI, SERVE, BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, counted,
+                     item_error_line, one_line)
 from .pipeline import truncated_note, unconfigured_note
 from .schedule import next_run
 
@@ -201,35 +201,36 @@ def _seconds(x: float) -> str:
 #: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`);
 #: a changed source is stored whole, so its outcomes are the cells stored, not added (a table of 750 grown by 125
 #: stores 875)
-_DONE = (("sources", "source(s) ingested"), ("quarantined", "source(s) quarantined"),
-         ("models_added", "model(s) added"), ("prompts_added", "prompt(s) added"), ("outcomes_added", "outcome(s) stored"),
-         ("embedded", "prompt(s) embedded"), ("solved", "model(s) solved"), ("removed", "model(s) removed"),
-         ("benchmarks", "benchmark vector(s)"), ("pushed", "model(s) pushed"))
+_DONE = (("sources", "source", "ingested"), ("quarantined", "source", "quarantined"),
+         ("models_added", "model", "added"), ("prompts_added", "prompt", "added"), ("outcomes_added", "outcome", "stored"),
+         ("embedded", "prompt", "embedded"), ("solved", "model", "solved"), ("removed", "model", "removed"),
+         ("benchmarks", "benchmark vector", ""), ("pushed", "model", "pushed"))
 
 
 def pass_summary(report) -> str:
-    """The worker's line for a finished pass: ``ok (run 3): 1 source(s) ingested, 4 model(s) solved, ...`` or
-    ``ok (run 4): nothing new: 1 source(s) unchanged``. Before, every pass logged only its status ("ok"), the same for a
-    pass that indexed new results and one that changed nothing."""
+    """The worker's line for a finished pass: ``ok (run 3): 1 source ingested, 4 models solved, ...`` or
+    ``ok (run 4): nothing new: 1 source unchanged`` (each count by :func:`indexer.errors.counted`; before, "1 source(s)
+    unchanged"). Before, every pass logged only its status ("ok"), the same for a pass that indexed new results and
+    one that changed nothing."""
     counts = getattr(report, "counts", None)
     status = getattr(report, "status", report)
     if not isinstance(counts, dict):
         return str(status)
     head = f"{status} (run {getattr(report, 'run_id', '?')})"
-    done = [f"{counts[key]} {what}" for key, what in _DONE if counts.get(key)]
+    done = [f"{counted(counts[key], noun)} {what}".rstrip() for key, noun, what in _DONE if counts.get(key)]
     if counts.get("rebuilt"):
         done.append("index rebuilt (" + ", ".join(counts["rebuilt"]) + ")")
     if counts.get("pushed_other"):  # the points of other spaces whose payload changed in SQL (licenses lowered, ...)
-        done.append(f"{sum(counts['pushed_other'].values())} model(s) pushed to {len(counts['pushed_other'])} other "
-                    "space(s)")
+        done.append(f"{counted(sum(counts['pushed_other'].values()), 'model')} pushed to "
+                    f"{counted(len(counts['pushed_other']), 'other space')}")
     unchanged = counts.get("sources_unchanged", 0)
     killed = counts.get("killed_runs_marked") or []  # a restart after kill -9: the run it left, seen in `runs` only
     killed_note = (f"; run{'s' if len(killed) > 1 else ''} {', '.join(map(str, killed))} left running by a killed "
                    "process marked killed" if killed else "")
     refit = f"; {counts['calibration_refit']}" if counts.get("calibration_refit") else ""  # why every model was solved
     if not done:
-        return f"{head}: nothing new" + (f": {unchanged} source(s) unchanged" if unchanged else "") + killed_note
-    return (f"{head}: " + ", ".join(done) + (f"; {unchanged} source(s) unchanged" if unchanged else "") + refit
+        return f"{head}: nothing new" + (f": {counted(unchanged, 'source')} unchanged" if unchanged else "") + killed_note
+    return (f"{head}: " + ", ".join(done) + (f"; {counted(unchanged, 'source')} unchanged" if unchanged else "") + refit
             + killed_note)
 
 
@@ -245,4 +246,5 @@ def _log_errors(report) -> None:
     for err in errors[:MAX_LOGGED_ERRORS]:
         log.warning("%s", item_error_line(err))
     if len(errors) > MAX_LOGGED_ERRORS:
-        log.warning("... and %d more error(s) in run %s", len(errors) - MAX_LOGGED_ERRORS, getattr(report, "run_id", "?"))
+        log.warning("... and %s in run %s", counted(len(errors) - MAX_LOGGED_ERRORS, "more error"),
+                    getattr(report, "run_id", "?"))

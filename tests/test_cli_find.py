@@ -117,7 +117,7 @@ def test_search_json_is_the_library_answer_and_the_table_has_titles(indexed, tmp
     assert text.returncode == 0 and text.stderr == ""
     for title in ("model", "P(success)", "90% interval", "measured near", "params", "license"):
         assert title in text.stdout
-    assert "org/a" in text.stdout and "--max-params excluded 3 model(s) (3 without the metadata it needs)" in text.stdout
+    assert "org/a" in text.stdout and "--max-params excluded 3 models (3 without the metadata it needs)" in text.stdout
     examples = tmp_path / "examples.txt"
     examples.write_text("Write a Python function that sorts numbers\n\nQuestion on poetry: what is a sonnet?\n")
     res = run("search", "-f", str(examples), "--json", "-m", "org/a", "-m", "Qwen--Qwen1.5-7B")
@@ -152,19 +152,19 @@ def test_browse_commands(indexed):
     assert text.returncode == 0 and all(t in text.stdout for t in ("model", "params", "license", "accuracy"))
     text = run("models", "--offset", "1000")  # past the end: how many match, not "run taskspace index"
     assert text.returncode == 0 and "taskspace index" not in text.stdout
-    assert "4 indexed model(s) match these options; --offset 1000 skips them all (the last one is at --offset 3)" \
+    assert "4 indexed models match these options; --offset 1000 skips them all (the last one is at --offset 3)" \
         in text.stdout, text.stdout
     # past the end of a filter's matches (before: "drop a filter or lower --offset", as if the filter left none)
     text = run("models", "--benchmark", "beta", "--offset", "2")
-    assert text.returncode == 0 and "2 indexed model(s) match these options; --offset 2 skips them all" in text.stdout
+    assert text.returncode == 0 and "2 indexed models match these options; --offset 2 skips them all" in text.stdout
     assert "drop a filter" not in text.stdout
     # a filter that needs metadata says how many models it drops for lack of it (3 of the 4 have no parameter count)
     text = run("models", "--max-params", "80B", "--license", "mit")
     assert text.returncode == 0 and "org/a" in text.stdout
-    assert "--max-params: 3 model(s) with no parameter count are not listed" in text.stdout, text.stdout
-    assert "--license: 3 model(s) with no license are not listed" in text.stdout
+    assert "--max-params: 3 models with no parameter count are not listed" in text.stdout, text.stdout
+    assert "--license: 3 models with no license are not listed" in text.stdout
     text = run("models", "--max-params", "1B")  # none left: said, with why
-    assert "no indexed model matches these options" in text.stdout and "--max-params: 3 model(s)" in text.stdout
+    assert "no indexed model matches these options" in text.stdout and "--max-params: 3 models" in text.stdout
     text = run("benchmarks")
     assert "models measured" in text.stdout and "alpha" in text.stdout
     text = run("model", "org/a")
@@ -509,17 +509,17 @@ def test_numeric_filter_values_are_usage_errors_naming_the_option(args, says):
 
 def test_a_page_of_models_says_out_of_how_many(indexed):
     """`taskspace models --limit N` / `--offset N` titles the table with the page's size out of all the models the
-    options list (before: "3 indexed model(s)" of 25); the whole list keeps its plain title."""
+    options list (before: "3 indexed models" of 25); the whole list keeps its plain title."""
     from indexer.browse import count_models, list_models
 
     assert _library(count_models) == len(_library(list_models)) == 4
     assert _library(count_models, benchmark="beta") == len(_library(list_models, benchmark="beta")) == 2
-    for args, title in ((["--limit", "2"], "2 of 4 indexed model(s)"),
-                        (["--offset", "1", "--limit", "2"], "2 of 4 indexed model(s) (#2-3)"),
-                        (["--offset", "3"], "1 of 4 indexed model(s) (#4)"),
-                        (["--benchmark", "beta", "--limit", "1"], "1 of 2 indexed model(s)"),
-                        (["--limit", "10"], "4 indexed model(s)"),
-                        ([], "4 indexed model(s)")):
+    for args, title in ((["--limit", "2"], "2 of 4 indexed models"),
+                        (["--offset", "1", "--limit", "2"], "2 of 4 indexed models (#2-3)"),
+                        (["--offset", "3"], "1 of 4 indexed models (#4)"),
+                        (["--benchmark", "beta", "--limit", "1"], "1 of 2 indexed models"),
+                        (["--limit", "10"], "4 indexed models"),
+                        ([], "4 indexed models")):
         res = run("models", *args)
         assert res.returncode == 0 and res.stdout.splitlines()[0].strip() == title, (args, res.stdout, res.stderr)
 
@@ -533,7 +533,7 @@ def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2 and len(lines) == 1 and "'--limit'" in lines[0], res.stderr
         assert "greater than or equal to 1" in lines[0] and res.stdout == ""
-    for args, said in ((["--offset", "4"], "4 indexed model(s) match these options; --offset 4 skips them all"),
+    for args, said in ((["--offset", "4"], "4 indexed models match these options; --offset 4 skips them all"),
                        (["--offset", "4", "--limit", "1"], "--offset 4 skips them all"),
                        (["--license", "nosuch"], "no indexed model matches these options")):
         res = run("models", *args)
@@ -556,8 +556,8 @@ def test_models_takes_the_filters_of_the_http_model_list(indexed):
     assert res.returncode == 0 and "org/c" not in res.stdout and "org/a" in res.stdout, res.stdout
     res = run("models", "--pipeline-tag", "text-generation", "--min-params", "1B")  # none has a tag: said, with why
     assert res.returncode == 0 and "no indexed model matches these options" in res.stdout, res.stdout
-    assert "--pipeline-tag: 4 model(s) with no pipeline tag are not listed" in res.stdout
-    assert "--min-params: 3 model(s) with no parameter count are not listed" in res.stdout
+    assert "--pipeline-tag: 4 models with no pipeline tag are not listed" in res.stdout
+    assert "--min-params: 3 models with no parameter count are not listed" in res.stdout
     res = run("models", "--min-params", "10B", "--max-params", "1B")
     assert res.returncode == 2 and "see `taskspace models -h`" in res.stderr, res.stderr
 
@@ -582,7 +582,7 @@ def test_a_terminal_narrower_than_a_table_gets_the_whole_table(indexed):
     assert all(len(r) == 7 and r[1] and "%" in r[2] and r[4] for r in rows), text
     assert ["org/a", "8.0B", "mit"] in [[r[1], r[5], r[6]] for r in rows], text
     text = shown("models")
-    assert "4 indexed model(s)" in text and "Qwen/Qwen1.5-7B" in text
+    assert "4 indexed models" in text and "Qwen/Qwen1.5-7B" in text
     assert any(line.startswith("│ org/a") and "8.0B" in line and "mit" in line and "22" in line
                for line in text.splitlines()), text
 
@@ -694,8 +694,8 @@ def test_the_notes_under_the_table_name_the_options_that_excluded_models(indexed
     res = run("search", "-b", "alpha", "--measured-on", "beta", "--open-only", "--min-evidence", "1")
     assert res.returncode == 0, res.stderr
     notes = [line for line in res.stdout.splitlines() if "excluded" in line]
-    assert "--measured-on excluded 2 model(s)" in notes, res.stdout
-    assert any(n.startswith("--open-only excluded 1 model(s)") for n in notes), res.stdout
+    assert "--measured-on excluded 2 models" in notes, res.stdout
+    assert any(n.startswith("--open-only excluded 1 model") for n in notes), res.stdout
     assert not any("filter " in n or "benchmark excluded" in n for n in notes), notes
 
 
@@ -1041,7 +1041,7 @@ def test_a_long_table_is_richs_table_to_the_byte_with_one_row_laid_out(monkeypat
     columns = [("model", "left"), ("kind", "left"), ("params", "right"), ("prompts", "right")]
     rows = [[f"org/m{i}[v2]" + ":fire:" * (i % 3), "Hub" if i % 2 else "name", "-" if i % 5 else f"{i}B", str(i * 7)]
             for i in range(800)]
-    title, caption = "800 indexed model(s)", "--max-params: 3 model(s) with no parameter count are not listed"
+    title, caption = "800 indexed models", "--max-params: 3 models with no parameter count are not listed"
 
     def rich_whole() -> str:  # the table as rich draws it, every row laid out (how _table printed it before)
         t = Table(title=title, caption=caption, show_lines=False, header_style="bold")
@@ -1078,7 +1078,7 @@ def test_search_says_which_page_of_how_many_and_where_the_last_is(tmp_path, enco
     assert "Models for the prompt (#1 of 3)" in run("search", prompt, "-k", "1").stdout
     assert " of 3)" not in run("search", prompt).stdout  # one page: no page in the title
     res = run("search", prompt, "--offset", "9")
-    assert res.returncode == 0 and ("the ranking holds 3 model(s) and --offset 9 skips every ranked model (the last "
+    assert res.returncode == 0 and ("the ranking holds 3 models and --offset 9 skips every ranked model (the last "
                                     "one is at --offset 2)") in " ".join(res.stdout.split()), res.stdout
 
 
@@ -1119,13 +1119,13 @@ def test_the_tables_write_counts_past_a_thousand_with_separators(tmp_path, encod
     assert re.search(r"│ 1,000 │ org/m\d{4} ", res.stdout) and re.search(r"│ 1,001 │ org/m\d{4} ", res.stdout), res.stdout
     assert json.loads(run("search", prompt, "-k", "2", "--offset", "999", "--json").stdout)["query"]["total"] == 1002
     res = run("search", prompt, "--offset", "5000")
-    assert ("no model past the best 5,000: the ranking holds 1,002 model(s) and --offset 5000 skips every ranked "
+    assert ("no model past the best 5,000: the ranking holds 1,002 models and --offset 5000 skips every ranked "
             "model (the last one is at --offset 1001)") in said(res), res.stdout
     res = run("models", "--offset", "999", "--limit", "2")
-    assert res.returncode == 0 and "2 of 1,002 indexed model(s) (#1,000-1,001)" in res.stdout, res.stdout + res.stderr
+    assert res.returncode == 0 and "2 of 1,002 indexed models (#1,000-1,001)" in res.stdout, res.stdout + res.stderr
     res = run("models", "--limit", "1")
     assert re.search(r"│ org/m0000 │ .* │ +1,112 │ +\d+% │ +2 │", res.stdout), res.stdout
-    assert "1,002 indexed model(s) match these options; --offset 5000 skips them all (the last one is at --offset " \
+    assert "1,002 indexed models match these options; --offset 5000 skips them all (the last one is at --offset " \
            "1001)" in said(run("models", "--offset", "5000"))
     res = run("benchmarks")
     assert re.search(r"│ big +│ - +│ +1,100 │ +2 │", res.stdout) and re.search(r"│ alpha +│ - +│ +12 │ +1,002 │", res.stdout), res.stdout
@@ -1154,7 +1154,7 @@ def test_an_offset_past_a_filter_that_matches_no_model_says_the_filter_left_none
     res = run("search", prompt, "--license", "nosuch-license", "--offset", "2")
     said = " ".join(res.stdout.split())
     assert res.returncode == 0 and "no model matches (check the filters" in said, res.stdout + res.stderr
-    assert "lower --offset" not in said and "--license excluded 3 model(s)" in said, said
+    assert "lower --offset" not in said and "--license excluded 3 models" in said, said
 
 
 def test_a_license_with_invisible_characters_at_its_edges_is_the_license_it_names_on_the_cli(indexed):
@@ -1265,3 +1265,30 @@ def test_a_benchmark_with_spaces_around_is_found_and_one_in_another_case_is_sugg
     for args in (("search", "-b", "BETA"), ("models", "--measured-on", "Beta ")):
         got = run(*args)
         assert got.returncode != 0 and "did you mean beta?" in got.stderr, (args, got.stderr)
+
+
+def test_benchmarks_on_a_database_with_nothing_ingested_is_the_models_error_in_the_library_and_over_http(tmp_path,
+                                                                                                         monkeypatch):
+    """`indexer.list_benchmarks()` and `GET /v1/benchmarks` on a home whose database exists but holds nothing
+    ingested: the empty-index error `list_models()` and `GET /v1/models` give there (a NotFoundError, HTTP 404 with
+    the same body), as `taskspace benchmarks` gives (fee836ce). Before, `[]` and `{"benchmarks": []}` with 200."""
+    from fastapi.testclient import TestClient
+
+    from indexer import list_benchmarks, list_models
+    from indexer.config import reset_settings
+    from indexer.errors import NotFoundError
+    from indexer.serve import create_app
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    assert run("db", "upgrade").returncode == 0
+    reset_settings()
+    with pytest.raises(NotFoundError) as models_error:
+        list_models()
+    with pytest.raises(NotFoundError) as benchmarks_error:
+        list_benchmarks()
+    assert str(benchmarks_error.value) == str(models_error.value), benchmarks_error.value
+    with TestClient(create_app()) as client:
+        models, listed = client.get("/v1/models"), client.get("/v1/benchmarks")
+    assert models.status_code == 404, models.text
+    assert (listed.status_code, listed.json()) == (models.status_code, models.json()), listed.text

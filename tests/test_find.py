@@ -422,7 +422,7 @@ def test_an_unknown_model_reads_names_not_every_models_record(idx, monkeypatch):
 
 
 def test_prefer_smaller_counts_the_unsized_models_it_ranks_not_those_a_filter_removed(tmp_path, encoder):
-    """``missing_metadata["prefer_smaller"]`` (the CLI's "--prefer-smaller: N model(s) without a parameter count are
+    """``missing_metadata["prefer_smaller"]`` (the CLI's "--prefer-smaller: N models without a parameter count are
     charged as 100B", the page's note) counts the models of no known size that the ranking holds: those the filters
     left. Before, it counted every unsized model of the index: on the 32,823-model home, `search ... --prefer-smaller
     0.1 --open-only` ranked 71 models and said 32,823 were charged as 100B."""
@@ -2643,3 +2643,21 @@ def test_an_unknown_name_tells_a_python_caller_the_call_that_lists_the_known_one
         model_detail("beta", **kw)
     assert str(err.value) == ("unknown model 'beta': beta is a benchmark; indexer.list_models(benchmark='beta') lists "
                               "the models measured on it, indexer.find_models(benchmark='beta') ranks the models for it")
+
+
+def test_a_bad_pipeline_tag_or_switch_filter_is_said_in_a_python_callers_words():
+    """`Filters(pipeline_tag=5)` says the type given (`not int`), as `licenses` does, and an empty one what it takes;
+    `Filters(open_only="x")` tells a Python caller True or False (an HTTP body is told true or false by the server).
+    Before, "pipeline_tag must be a non-empty string" for 5 as for "", and "open_only must be true or false"."""
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError) as got:
+        Filters(pipeline_tag=5)
+    assert str(got.value) == "pipeline_tag must be a pipeline tag (a string) such as text-generation, not int"
+    assert got.value.item == "filters.pipeline_tag"
+    with pytest.raises(InputError, match="^pipeline_tag must be a non-empty pipeline tag such as text-generation$"):
+        Filters(pipeline_tag="  ")
+    for name in ("open_only", "exclude_gated"):
+        with pytest.raises(InputError) as got:
+            Filters(**{name: "x"})
+        assert str(got.value) == f"{name} must be True or False, not 'x'" and got.value.item == f"filters.{name}"

@@ -119,7 +119,7 @@ def test_publish_to_the_hub_then_pull_gives_the_same_answers(bent, publisher, hu
     res = publish("tester/taskspace-records", store=store_a)
     assert res.commit and len(hub_server.commits) == 1
     n = len(store_a.model_vector_keys(store_a.list_spaces()[0].id))
-    assert hub_server.commits[0]["summary"] == f"taskspace publish: {n} model record(s) added, 0 changed, 0 removed (1 space(s))"
+    assert hub_server.commits[0]["summary"] == f"taskspace publish: {n} model records added, 0 changed, 0 removed (1 space)"
     # nothing changed: no commit
     again = publish("tester/taskspace-records", store=store_a)
     assert again.commit is None and len(hub_server.commits) == 1
@@ -199,7 +199,7 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
     store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])  # a changed record
     store_a.delete_model_vectors(sp.id, [_key(store_a, LLAMA)])  # a removed one
     res = publish("tester/recs", store=store_a)
-    assert res.message == "taskspace publish: 0 model record(s) added, 1 changed, 1 removed (1 space(s))"
+    assert res.message == "taskspace publish: 0 model records added, 1 changed, 1 removed (1 space)"
     assert hub_server.commits[-1]["summary"] == res.message and len(hub_server.commits) == 2
     # the earlier commit still resolves (pull @REV, through the real client) and holds the removed record
     old = hub_server.commits[0]["sha"]
@@ -223,7 +223,7 @@ def test_a_pull_of_records_lacking_models_an_earlier_pull_brought_says_how_many_
     """Pulling records of a space that hold fewer models than the earlier pull of it here (an older revision, or
     the publisher removed some) says how many of the models the space held are gone: the line of `taskspace pull`
     and `models_removed` in its JSON (0 on a first pull, and on the same records again). Before, found pulling
-    `hub:ORG/NAME@OLD` of 25 models over the 147 of its newer revision: "25 model(s), 14 benchmark vector(s) from
+    `hub:ORG/NAME@OLD` of 25 models over the 147 of its newer revision: "25 models, 14 benchmark vectors from
     ...", the 122 removed without a word."""
     from helpers import run_cli
 
@@ -236,8 +236,8 @@ def test_a_pull_of_records_lacking_models_an_earlier_pull_brought_says_how_many_
     assert pull(str(tmp_path / "d1")).spaces[0]["models_removed"] == 0
     assert pull(str(tmp_path / "d1")).spaces[0]["models_removed"] == 0
     code, out, err = run_cli(capsys, "pull", str(tmp_path / "d2"))
-    assert code == 0 and "23 model(s)" in out, (out, err)
-    assert "2 model(s) the space held here are not in these records and were removed" in out, out
+    assert code == 0 and "23 models" in out, (out, err)
+    assert "2 models the space held here are not in these records and were removed" in out, out
     code, out, err = run_cli(capsys, "pull", str(tmp_path / "d1"), "--json")
     assert code == 0 and json.loads(out)["spaces"][0]["models_removed"] == 0, out
 
@@ -259,7 +259,7 @@ def test_a_users_own_parquet_under_models_is_deleted_and_said_so_not_counted_as_
     client.commit("tester/recs", {"models/mine.parquet": mine.read_bytes()}, [], "my copy", parent=snap.sha)
     res = publish("tester/recs", store=store_a)
     assert (res.added, res.changed, res.removed) == (0, 0, 0) and res.deleted == ["models/mine.parquet"]
-    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); deleted "
+    assert res.message == ("taskspace publish: 0 model records added, 0 changed, 0 removed (1 space); deleted "
                            "models/mine.parquet, which no published space names (models/*.parquet is taskspace's)")
     assert hub_server.commits[-1]["summary"] == res.message
 
@@ -281,13 +281,13 @@ def test_a_republish_over_records_without_a_newer_column_counts_only_the_records
     pq.write_table(t.drop_columns(["num_parameters_from"]), f)
     res = publish("tester/recs", store=store_a)
     assert res.commit is not None and res.files == [f"models/{f.name}"]
-    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); the model "
+    assert res.message == ("taskspace publish: 0 model records added, 0 changed, 0 removed (1 space); the model "
                            "files gain the column num_parameters_from, which the records published before lack")
     assert hub_server.commits[-1]["summary"] == res.message
     pq.write_table(pq.read_table(f).drop_columns(["num_parameters_from"]), f)
     store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])  # one record really differs
     res = publish("tester/recs", store=store_a)
-    assert res.message.startswith("taskspace publish: 0 model record(s) added, 1 changed, 0 removed (1 space(s)); ")
+    assert res.message.startswith("taskspace publish: 0 model records added, 1 changed, 0 removed (1 space); ")
     assert res.message.count("num_parameters_from") == 1
     assert publish("tester/recs", store=store_a).commit is None  # nothing changed since: no commit, as before
 
@@ -310,7 +310,7 @@ def test_a_republish_says_how_many_changed_records_were_only_solved_again(publis
     store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])  # and one really changed
     res = publish("tester/recs", store=store_a)
     n = t.num_rows
-    assert res.message == (f"taskspace publish: 0 model record(s) added, {n} changed, 0 removed (1 space(s)); {n - 1} "
+    assert res.message == (f"taskspace publish: 0 model records added, {n} changed, 0 removed (1 space); {n - 1} "
                            "of the changed differ only in computed_at (solved again to the same values)")
     assert publish("tester/recs", store=store_a).commit is None
 
@@ -1952,7 +1952,7 @@ def test_publishing_a_space_with_out_of_date_vectors_warns_naming_it_and_what_to
     assert res.dry_run and (tmp_path / "d1" / "spaces.parquet").exists()  # published as it is
     from indexer.space import space_name
 
-    assert (f"publish: space {space_name(sp)} holds 1 model(s) whose vector is missing or older than their results "
+    assert (f"publish: space {space_name(sp)} holds 1 model whose vector is missing or older than their results "
             "(org/new-model); results were ingested since the last indexing pass: run `taskspace index` first") in caplog.text
     monkeypatch.setenv("TASKSPACE_METHOD", "auto-mean" if sp.method != "auto-mean" else "auto")
     reset_settings()
@@ -2704,7 +2704,7 @@ def test_a_republish_that_changes_no_model_record_names_the_files_it_rewrites(pu
                                                                               monkeypatch):
     """A publish whose model records are all unchanged but whose other files differ (a source's licence line edited,
     a source ingested and not yet indexed: the card lists it) commits those files, and the summary says which, after
-    its counts of 0. Before, the commit's summary was "0 model record(s) added, 0 changed, 0 removed" alone: a scheduled
+    its counts of 0. Before, the commit's summary was "0 model records added, 0 changed, 0 removed" alone: a scheduled
     job's history showed a commit that changed nothing it named."""
     store_a, _, _ = publisher
     monkeypatch.setenv("HF_TOKEN", WRITE)
@@ -2713,7 +2713,7 @@ def test_a_republish_that_changes_no_model_record_names_the_files_it_rewrites(pu
     f.write_text(f.read_text().replace("the MMLU-Pro data is MIT", "the MMLU-Pro data is MIT (see its card)"))
     res = publish("tester/recs", store=store_a)
     assert res.files == ["README.md"]
-    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); no model "
+    assert res.message == ("taskspace publish: 0 model records added, 0 changed, 0 removed (1 space); no model "
                            "record changed, only README.md")
     assert hub_server.commits[-1]["summary"] == res.message
 

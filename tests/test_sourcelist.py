@@ -675,7 +675,7 @@ def test_sources_list_marks_a_configured_path_that_is_gone(tmp_path):
 
 def test_index_and_runs_count_the_rows_a_source_had_rejected(tmp_path):
     """A source with 25 bad rows of one problem (20 detailed, one line "5 more rows rejected"): `taskspace index`
-    says "(25 error(s))" beside it (and `--json` `sources[].errors` 25) and `taskspace runs` 25 in its errors column,
+    says "(25 errors)" beside it (and `--json` `sources[].errors` 25) and `taskspace runs` 25 in its errors column,
     as `taskspace ingest` counts them; before, 21, the lines recorded. `runs --json` keeps `errors` as the number of
     `error_details`."""
     import json as _json
@@ -698,7 +698,7 @@ def test_index_and_runs_count_the_rows_a_source_had_rejected(tmp_path):
     (folder2 / "outcomes.csv").write_text((folder / "outcomes.csv").read_text())
     (folder2 / "prompts.jsonl").write_text((folder / "prompts.jsonl").read_text())
     res = ts("index", "--source", str(folder2))
-    assert f"ingested    {folder2}  ({n} error(s))" in res.stdout, res.stdout
+    assert f"ingested    {folder2}  ({n} errors)" in res.stdout, res.stdout
 
 
 def test_changing_the_sources_of_a_home_on_a_full_disk_says_the_disk_is_full(tmp_path):

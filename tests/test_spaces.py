@@ -163,6 +163,28 @@ def test_an_unknown_space_name_is_an_error_naming_the_spaces(two_spaces):
     assert len(store.list_spaces()) == 2
 
 
+def test_an_unknown_space_tells_a_python_caller_the_call_that_lists_them_and_a_command_the_command(two_spaces):
+    """`drop_space` of an unknown name tells a Python caller what it can call to list the spaces
+    (`indexer.spaces.describe_spaces(sql)`: the library has no `indexer.list_spaces()`), a command (`spaces drop`)
+    `taskspace spaces`, as `indexer.find.lister` words the model and benchmark listings; before, "(`taskspace spaces`
+    lists them)" to both."""
+    from indexer.errors import CLI, UnknownSpaceError
+    from indexer.spaces import drop_space
+
+    store, vectors, mc, auto = two_spaces
+    with pytest.raises(UnknownSpaceError) as got:
+        drop_space(store, vectors, "minilm")
+    assert str(got.value).endswith("(indexer.spaces.describe_spaces(sql) lists them)"), str(got.value)
+    assert "taskspace spaces" not in str(got.value), str(got.value)
+    token = CLI.set(True)
+    try:
+        with pytest.raises(UnknownSpaceError) as got:
+            drop_space(store, vectors, "minilm")
+    finally:
+        CLI.reset(token)
+    assert str(got.value).endswith("(`taskspace spaces` lists them)"), str(got.value)
+
+
 def test_drop_space_takes_a_numpy_id_and_says_a_wrong_type_is_an_input_error_naming_space(two_spaces):
     """`drop_space` takes a numpy integer id (read from an array) as the id it holds; None, a list or a bool is the
     InputError naming `space`, and an unknown name's UnknownSpaceError carries `.item == "space"`; nothing removed.
@@ -566,7 +588,7 @@ def test_a_stale_space_of_another_encoder_is_said_to_be_resolved_by_the_command_
                                       params=space_params("auto-mc"))
     with caplog.at_level(logging.WARNING, logger="indexer.publish"):
         _warn_stale(store, other)
-    assert (f"publish: space {space_name(other)} holds 5 model(s) whose vector is missing or older than their "
+    assert (f"publish: space {space_name(other)} holds 5 models whose vector is missing or older than their "
             f"results") in caplog.text, caplog.text
     assert ("it was built with encoder org/enc-b@1, not the configured " in caplog.text and
             "(TASKSPACE_ENCODER), so no indexing pass updates it: `TASKSPACE_ENCODER=org/enc-b taskspace index` "

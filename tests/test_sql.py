@@ -660,7 +660,7 @@ def test_a_closed_store_says_to_open_a_new_one_instead_of_reconnecting(tmp_path)
     open a new store, as a closed VectorStore says; closing twice is fine. Before, the closed store quietly opened new
     connections (and kept them open, unclosed, after its close)."""
     from indexer import list_benchmarks
-    from indexer.errors import StoreError
+    from indexer.errors import NotFoundError, StoreError
     from indexer.store.sql import open_store
 
     url = f"sqlite:///{tmp_path / 't.db'}"
@@ -668,10 +668,11 @@ def test_a_closed_store_says_to_open_a_new_one_instead_of_reconnecting(tmp_path)
 
     Store(url, upgrade=True).close()
     s = open_store(url)
-    assert list_benchmarks(store=s) == []
+    with pytest.raises(NotFoundError, match="the index is empty"):  # open, nothing ingested: the empty-index error
+        list_benchmarks(store=s)
     s.close()
     s.close()
     with pytest.raises(StoreError, match=r"t\.db is closed; open a new one \(indexer\.store\.sql\.open_store"):
         list_benchmarks(store=s)
-    with open_store(url) as again:
-        assert list_benchmarks(store=again) == []
+    with open_store(url) as again, pytest.raises(NotFoundError, match="the index is empty"):
+        list_benchmarks(store=again)

@@ -330,6 +330,7 @@ def test_a_space_of_blanks_or_invisible_characters_alone_is_refused_alike_by_the
               client.get("/v1/models?space=" + quote(space)), client.get("/v1/models/org/m1?space=" + quote(space))):
         assert r.status_code == 422 and r.json()["error"]["field"] == "space", r.text
         assert "''" not in r.json()["error"]["message"], r.text
+        assert "GET /v1/spaces" in r.json()["error"]["message"], r.text  # the listing an HTTP client can reach
     for args in (["search", PROMPT], ["models"], ["model", "org/m1"]):
         code, said = cli_json(capsys, *args, "--space", space, "--json")
         assert code == 2 and "Invalid value for '--space'" in said["error"], said
@@ -348,7 +349,9 @@ def test_a_blank_space_is_bad_input_in_the_library_and_a_usage_error_of_every_co
         with pytest.raises(InputError) as got:
             call()
         assert got.value.item == "space" and "''" not in str(got.value), str(got.value)
+        # what a Python caller can call (before: "`taskspace spaces` lists them")
+        assert str(got.value).endswith("; indexer.spaces.describe_spaces(sql) lists them"), str(got.value)
     for args in (["reindex", "--space", " "], ["check", "--space", "\u200b"], ["spaces", "drop", " "],
-                 ["publish", "org/name", "--space", "\u200b", "--dry-run", "out"]):
+                 ["publish", "org/name", "--space", "\u200b", "--dry-run", "out"], ["pull", "out", "--space", " "]):
         code, said = cli_json(capsys, *args, "--json")
         assert code == 2 and re.search(r"Invalid value for '(--space|NAME)'", said["error"]), (args, said)

@@ -607,7 +607,7 @@ def test_the_worker_logs_the_errors_of_a_pass(caplog):
         assert Worker("1h", lambda stop: report, max_passes=1).serve() == 1  # a partial last pass, as `index` exits
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert lines[0] == "error: /d/outcomes.csv:2: bad value 0" and len(lines) == 21
-    assert lines[-1] == "... and 5 more error(s) in run 7"
+    assert lines[-1] == "... and 5 more errors in run 7"
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="indexer.worker"):
         Worker("1h", lambda stop: RunReport(run_id=8, status="partial", errors=errors[-1:]), max_passes=1).serve()
@@ -766,8 +766,8 @@ def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path,
 
 
 def test_the_worker_says_what_each_pass_did_and_when_it_found_nothing_new(tmp_path, caplog):
-    """Each pass's line in the worker's log says what it did (`1 source(s) ingested, ... model(s) solved`) or that it
-    found nothing new (`nothing new: 1 source(s) unchanged`), with its run id; before, every pass logged only
+    """Each pass's line in the worker's log says what it did (`1 source ingested, ... 2 models solved`) or that it
+    found nothing new (`nothing new: 1 source unchanged`), with its run id; before, every pass logged only
     "pass finished: ok", the same for a pass that indexed new results and one that changed nothing."""
     from indexer.pipeline import run_index
 
@@ -785,8 +785,8 @@ def test_the_worker_says_what_each_pass_did_and_when_it_found_nothing_new(tmp_pa
         assert w.serve() == 0
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
     assert len(lines) == 2, caplog.text
-    assert lines[0].startswith("pass finished: ok (run 1): 1 source(s) ingested") and "2 model(s) solved" in lines[0], lines
-    assert lines[1] == "pass finished: ok (run 2): nothing new: 1 source(s) unchanged", lines
+    assert lines[0].startswith("pass finished: ok (run 1): 1 source ingested") and "2 models solved" in lines[0], lines
+    assert lines[1] == "pass finished: ok (run 2): nothing new: 1 source unchanged", lines
 
 
 def test_a_worker_waiting_for_the_lock_says_so_once(caplog):
@@ -1271,3 +1271,18 @@ def test_a_postgres_search_path_naming_no_schema_ends_the_worker(pg_url, caplog,
     failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
     assert code == 2 and w.passes == 1 and len(failures) == 1, caplog.text
     assert "its search_path (nosuchschema) names no schema" in failures[0] and "exiting" in failures[0], failures
+
+
+def test_the_pass_line_counts_in_words_singular_for_one():
+    """The worker's pass line says "1 model solved", "3 models pushed to 2 other spaces", "1 source unchanged"
+    (:func:`indexer.errors.counted`); before, every count was hedged: "1 model(s) solved", "1 source(s) unchanged"."""
+    from types import SimpleNamespace
+
+    from indexer.worker import pass_summary
+
+    r = SimpleNamespace(status="ok", run_id=5, counts={"sources": 1, "solved": 1, "embedded": 2, "benchmarks": 1,
+                                                       "pushed_other": {"a": 2, "b": 1}, "sources_unchanged": 1})
+    said = pass_summary(r)
+    assert said == ("ok (run 5): 1 source ingested, 2 prompts embedded, 1 model solved, 1 benchmark vector, "
+                    "3 models pushed to 2 other spaces; 1 source unchanged"), said
+    assert "(s)" not in pass_summary(SimpleNamespace(status="ok", run_id=6, counts={"sources_unchanged": 2}))
