@@ -1323,7 +1323,7 @@ def test_the_library_takes_a_pathlib_path_for_a_source_and_names_a_spec_that_is_
 
 def test_cli_ingest_says_the_outcomes_stored_not_added(tmp_path):
     """`taskspace ingest` of a source that grew since it was stored stores it again whole, and says how many outcome
-    cells it stored, as `taskspace index` ("outcomes stored") and the worker ("N outcome(s) stored") say it. Before,
+    cells it stored, as `taskspace index` ("outcomes stored") and the worker ("N outcomes stored") say it. Before,
     "added 2 models, 3 prompts, 9 outcomes" for a table of 6 outcomes grown by 3 rows: as if 9 had been added."""
     from indexer.cli import app
 

@@ -1138,8 +1138,8 @@ def test_a_pass_over_a_grown_source_says_the_outcomes_stored_not_added(tmp_path,
         w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
         assert w.serve() == 0
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
-    assert len(lines) == 2 and all("outcome(s) added" not in m for m in lines), lines
-    assert "6 outcome(s) stored" in lines[0] and "9 outcome(s) stored" in lines[1], lines
+    assert len(lines) == 2 and all("outcomes added" not in m for m in lines), lines
+    assert "6 outcomes stored" in lines[0] and "9 outcomes stored" in lines[1], lines
     from indexer.cli_index import _print_run
 
     with open(tmp_path / "data" / "outcomes.csv", "a") as f:
