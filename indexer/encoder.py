@@ -182,6 +182,12 @@ def _folder_dim(folder: Path) -> int | None:
     return dim
 
 
+def _model_dim(model) -> int:
+    """A loaded sentence-transformers model's embedding dimension (``get_embedding_dimension`` in newer releases)."""
+    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get_dim())
+
+
 def _fingerprint(path: Path) -> str:
     """A content revision for a local model folder: sha256 over its config and weight files (first 16 hex)."""
     h = hashlib.sha256()
@@ -456,25 +462,23 @@ class Encoder:
 
     @property
     def dim(self) -> int:
-        """The embedding dimension: from the cache when it holds any vector of this encoder (no model load), else
-        from the loaded model."""
-        if self._model is None and (declared := self._declared_dim()):
+        """The embedding dimension, without a model load where it can be had so: the loaded model's, or the one the
+        model folder's config declares (:meth:`_declared_dim`); else that of the vectors the cache holds of this
+        encoder; else the model's, loaded for it."""
+        if declared := self._declared_dim():
             return declared
-        if self._model is None and self._revision != "hub":
+        if self._revision != "hub":
             cache = self._get_cache()
             dim = cache.stored_dim() if cache is not None else None
             if dim:
                 return dim
-        model = self._load()
-        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return int(get_dim())
+        return _model_dim(self._load())
 
     def _declared_dim(self) -> int | None:
         """The dimension the model folder's config declares (:func:`_folder_dim`), or the loaded model's; None for a
         Hub model id not loaded yet, or a folder that declares none."""
         if self._model is not None:
-            get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-            return int(get_dim())
+            return _model_dim(self._model)
         if self._revision == "hub":
             return None
         target, _ = self._resolve()
