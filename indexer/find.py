@@ -276,22 +276,21 @@ class Filters:
             setattr(self, name, bool(getattr(self, name)))
         if self.benchmark is not None:  # the check (and the words) of a benchmark query's name
             check_benchmark_name(self.benchmark, item="filters.benchmark")
-        if self.pipeline_tag is not None and not isinstance(self.pipeline_tag, str):  # the type given, as licenses
-            # says it (before, "must be a non-empty string" for 5 as for ""); benchmark: check_benchmark_name above
-            raise InputError(f"pipeline_tag must be a pipeline tag (a string) such as text-generation, not "
-                             f"{type(self.pipeline_tag).__name__}", item="filters.pipeline_tag")
+        if (tag := self.pipeline_tag) is not None:  # the same checks, in a pipeline tag's words
+            if not isinstance(tag, str):  # the type given, as licenses says it (before, "must be a non-empty string"
+                # for 5 as for "")
+                raise InputError(f"pipeline_tag must be a pipeline tag (a string) such as text-generation, not "
+                                 f"{type(tag).__name__}", item="filters.pipeline_tag")
+            if not tag.strip():
+                raise InputError("pipeline_tag must be a non-empty pipeline tag such as text-generation",
+                                 item="filters.pipeline_tag")
+            if why := invisible_only("pipeline_tag", tag):  # "\u200b": a filter matching nothing, though a prompt of
+                raise InputError(why, item="filters.pipeline_tag")  # it is refused
+            if bad := name_problem(tag):
+                raise InputError(f"pipeline_tag {tag[:40]!r} {bad}", item="filters.pipeline_tag")
         for name in ("pipeline_tag", "benchmark"):
-            v = getattr(self, name)
-            if v is not None and not v.strip():
-                raise InputError(f"{name} must be a non-empty {name.replace('_', ' ')} such as text-generation"
-                                 if name == "pipeline_tag" else f"{name} must be a non-empty string",
-                                 item=f"filters.{name}")
-            if v is not None and (why := invisible_only(name, v)):  # "\u200b": a filter matching nothing, though
-                raise InputError(why, item=f"filters.{name}")  # a prompt of it is refused
-            if v is not None and name_problem(v):
-                raise InputError(f"{name} {v[:40]!r} {name_problem(v)}", item=f"filters.{name}")
-            if v is not None:  # "\u200btext-generation", "beta ": the value it names, as a license is (licence_names);
-                setattr(self, name, strip_invisible(v))  # before, kept as given: a filter matching nothing
+            if (v := getattr(self, name)) is not None:  # "\u200btext-generation", "beta ": the value it names, as a
+                setattr(self, name, strip_invisible(v))  # license is (licence_names); before, kept as given
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Filters":
