@@ -131,28 +131,25 @@ def traceback_advice(logger: str) -> str:
     return f"its traceback is logged at INFO by the logger {logger}"
 
 
-def running_command(*, subcommands: bool = True) -> str:
-    """This process as a lock names its holder, so that whoever waits for the lock tells a pass of a worker from an
-    ``index`` run by hand or a server. Never the command's arguments, which may hold a URL or a prompt.
+def command_word() -> str:
+    """The command word of this process's command line: its first argument that is no option (``index`` of
+    ``taskspace -v index --source DIR``), "" when it has none. Never the other arguments, which may hold a URL or a
+    prompt. What names this process to whoever waits for a lock it holds (:func:`running_command`, the embedded
+    index's lock file)."""
+    import sys
 
-    ``subcommands=True`` (the SQL lock, :mod:`indexer.store.sql_lock`): as :data:`CLI` says it, ``taskspace worker`` or
-    ``taskspace serve`` in a service's passes, the CLI command with its subcommands (``taskspace db upgrade``; in a
-    pass's thread, which has no click context, the command word of the command line), else ``Python (PROGRAM)``.
+    return next((a for a in (sys.argv or [])[1:] if not a.startswith("-")), "")
 
-    ``subcommands=False`` (the embedded index's lock file, :mod:`indexer.store.vectors`, whose readers match the
-    holder's last word against the top-level commands): from the command line alone, ``taskspace WORD`` when the
-    program is taskspace (``taskspace spaces`` for ``taskspace spaces drop``), else the program's name (``python``
-    for ``python -c``)."""
+
+def running_command() -> str:
+    """This process as the SQL lock (:mod:`indexer.store.sql_lock`) names its holder, so that whoever waits for the
+    lock tells a pass of a worker from an ``index`` run by hand or a server: as :data:`CLI` says it, ``taskspace
+    worker`` or ``taskspace serve`` in a service's passes, the CLI command with its subcommands (``taskspace db
+    upgrade``; in a pass's thread, which has no click context, :func:`command_word`), else ``Python (PROGRAM)``.
+    Never the command's arguments, which may hold a URL or a prompt."""
     import sys
     from pathlib import Path
 
-    argv = sys.argv or []
-    word = next((a for a in argv[1:] if not a.startswith("-")), "")  # the command word of the command line
-    if not subcommands:
-        name = Path(argv[0]).name if argv and argv[0] and not argv[0].startswith("-") else "python"
-        if name in ("taskspace", "cli.py", "__main__.py"):
-            return "taskspace" + (f" {word}" if word else "")
-        return name
     mode = CLI.get()
     if isinstance(mode, str):
         return f"taskspace {mode}"
@@ -163,7 +160,8 @@ def running_command(*, subcommands: bool = True) -> str:
         while ctx is not None and ctx.parent is not None:
             names.append(ctx.info_name)
             ctx = ctx.parent
-        return " ".join(["taskspace", *(reversed(names) if names else [word])]).strip()
+        return " ".join(["taskspace", *(reversed(names) if names else [command_word()])]).strip()
+    argv = sys.argv or []
     return f"Python ({Path(argv[0]).name if argv and argv[0] else 'interactive'})"
 
 

@@ -121,7 +121,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import (BusyError, ConfigError, DimensionError, IndexMissingError, IndexOutOfStepError, InputError,
-                      StoreError, running_command)
+                      StoreError, command_word)
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +183,21 @@ QUERY_COMMANDS = ("taskspace search", "taskspace models", "taskspace model", "ta
 QUERY_WAIT = 30.0
 
 
+def _holder_command() -> str:
+    """This process as the lock file names it (:meth:`VectorStore._write_holder`), from the command line alone:
+    ``taskspace WORD`` (:func:`~indexer.errors.command_word`) when the program is taskspace, the top-level command its
+    readers (:func:`_busy_error`) match the holder's last word against (``taskspace spaces`` for ``taskspace spaces
+    drop``), else the program's name (``python`` for ``python -c``)."""
+    import sys
+
+    argv = sys.argv or []
+    name = Path(argv[0]).name if argv and argv[0] and not argv[0].startswith("-") else "python"
+    if name in ("taskspace", "cli.py", "__main__.py"):
+        word = command_word()
+        return "taskspace" + (f" {word}" if word else "")
+    return name
+
+
 def _command_of(holder: str) -> str:
     """The command of a lock file's "PID COMMAND" line ("" when it names none)."""
     pid, _, command = holder.strip().partition(" ")
@@ -208,7 +223,7 @@ def _busy_error(path: Path, holder: str) -> BusyError:
                          "kernel)", held=held)
     if not pid.isdigit() or not command:
         return BusyError(_BUSY.format(path), held=f"another taskspace process is using the index at {path}")
-    mine = running_command(subcommands=False).split()[-1:]
+    mine = _holder_command().split()[-1:]
     lasting = None  # what to do about a holder that keeps the folder while it runs (BusyError.lasting)
     if command.split()[-1:] == ["serve"] and mine in (["index"], ["reindex"], ["worker"]):
         # not a query the server could answer (before: "send the query to it instead", to `taskspace reindex`)
@@ -425,7 +440,7 @@ class VectorStore:
     def _write_holder(self) -> None:
         """Name this process in the lock file ("PID COMMAND"), for the message a second opener gets."""
         fd = self._lockfile.fileno()
-        holder = f"{os.getpid()} {running_command(subcommands=False)}\n".encode()
+        holder = f"{os.getpid()} {_holder_command()}\n".encode()
         try:  # written over the last holder's name, then cut to this one: the file never reads empty meanwhile
             os.pwrite(fd, holder, 0)  # (before: emptied first, so an opener then was told no holder)
             os.ftruncate(fd, len(holder))
