@@ -703,11 +703,11 @@ class Ingester:
                 rows.append(self.hub.model_info(name))
                 if rows[-1]["key"] != name:  # renamed on the Hub, or stored in another case: one model, its id now
                     moves[name] = rows[-1]["key"]
-            except HiddenRepoError as exc:  # a 401 without a token: missing, or private (asked again: a token may come)
-                self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
             except NotFoundError as exc:  # no such repo, or (a token set) one private to other tokens
                 self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
-                if rec is not None:  # asked: not asked again every pass (its kind and fields stay)
+                # asked: not asked again every pass (its kind and fields stay); a 401 without a token (missing, or
+                # private: HiddenRepoError) is asked again, as a token may come
+                if rec is not None and not isinstance(exc, HiddenRepoError):
                     self.store.upsert_models([{"key": name, "kind": rec.kind}])
             except (HubUnreachableError, ConfigError) as exc:  # (a token no request can carry: for every model)
                 self.summary.warnings.append(f"no Hub metadata fetched: {exc}")
