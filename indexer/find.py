@@ -523,23 +523,25 @@ def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundErr
     return err
 
 
-#: the library's call listing the spaces (README: indexer.spaces), said to a Python caller as ``indexer.list_models()``
-#: is for models; no ``indexer.list_spaces()`` exists
-SPACES_LISTER = "indexer.spaces.describe_spaces(sql)"
+#: the library's call listing the known ``what`` ("model", "benchmark", "space"), as :func:`lister` tells it to a
+#: Python caller and :func:`indexer.serve._http_hints` finds it to name the endpoint instead; the spaces' takes the SQL
+#: store (README: indexer.spaces): no ``indexer.list_spaces()`` exists
+LISTING_CALLS = {"model": "indexer.list_models()", "benchmark": "indexer.list_benchmarks()",
+                 "space": "indexer.spaces.describe_spaces(sql)"}
 
 
 def lister(what: str) -> str:
     """What lists the known ``what`` ("model", "benchmark" or "space") in the words of the reader
     (:data:`indexer.errors.CLI`): a CLI command's, the command (```taskspace benchmarks```); a Python caller's, the call
-    (``indexer.list_benchmarks()``; for spaces :data:`SPACES_LISTER`, given the SQL store); an HTTP client's, the
-    endpoint (:func:`indexer.serve._http_hints` maps the call: ``GET /v1/benchmarks``, ``GET /v1/spaces``). Before, a
+    (:data:`LISTING_CALLS`: ``indexer.list_benchmarks()``); an HTTP client's, the endpoint
+    (:func:`indexer.serve._http_hints` maps the call: ``GET /v1/benchmarks``, ``GET /v1/spaces``). Before, a
     Python caller of find_models, model_detail or list_models was told to run `taskspace models`, and one of
     drop_space or of a blank ``space=`` `taskspace spaces`."""
     from .errors import CLI
 
     if CLI.get():
         return f"`taskspace {what}s`"
-    return SPACES_LISTER if what == "space" else f"indexer.list_{what}s()"
+    return LISTING_CALLS[what]
 
 
 def _unindexed_benchmark(store, space, name: str, item: str = "benchmark") -> NotFoundError:

@@ -88,13 +88,6 @@ EMPTY_TEXT_PARAMS = {"benchmark": ("a benchmark name", "every model"),
                      "max_params": ("a parameter count such as 8B", "no such filter"),
                      "space": ("a space's name or id (GET /v1/spaces lists them)", "the default space")}
 
-#: the library's pointers to a listing (indexer.find.lister: a Python caller's call, as a request is answered; a
-#: command's, in a CLI command), as an HTTP client reaches the same list
-_LISTINGS = {f"{said} lists them": f"GET /v1/{what}s lists them" for what in ("model", "benchmark", "space")
-             for said in ("indexer.spaces.describe_spaces(sql)" if what == "space" else f"indexer.list_{what}s()",
-                          f"`taskspace {what}s`")}
-
-
 #: the library's pointers for a benchmark's name given as a model's (indexer.browse._a_benchmark): the calls that list
 #: and rank its models, each naming it as a Python string (or the commands, each naming it as a shell word)
 _BENCHMARK_QUERIES = re.compile(r"indexer\.list_models\(benchmark=(.+?)\) lists the models measured on it, "
@@ -112,8 +105,13 @@ def _http_hints(message: str) -> str:
     import shlex
     from urllib.parse import quote
 
-    for cli, http in _LISTINGS.items():
-        message = message.replace(cli, http)
+    from .find import LISTING_CALLS
+
+    # the library's pointers to a listing (indexer.find.lister: a Python caller's call, as a request is answered; a
+    # command's, in a CLI command), as an HTTP client reaches the same list
+    for what, call in LISTING_CALLS.items():
+        for said in (call, f"`taskspace {what}s`"):
+            message = message.replace(f"{said} lists them", f"GET /v1/{what}s lists them")
 
     def endpoints(m) -> str:
         import ast
