@@ -725,6 +725,22 @@ def test_the_command_that_re_solves_a_space_of_another_lambda_or_eps_names_them(
     assert update_command(here, settings) == "taskspace index"
 
 
+def test_the_command_that_re_solves_a_space_names_its_lambda_exactly(store, encoder):
+    """A space built under TASKSPACE_LAMBDA=0.1234567 (TASKSPACE_EPS=0.00012345678): the command that re-solves it
+    sets the value it was built with, which builds it again; before, 6 digits (``:g``), ``TASKSPACE_LAMBDA=0.123457
+    taskspace index``, whose pass builds another space."""
+    from indexer.config import get_settings
+    from indexer.space import configured
+    from indexer.spaces import update_command
+
+    settings = get_settings()
+    paper = configured(settings, encoder=encoder.id, method="paper")
+    odd = store.get_or_create_space(encoder.id, paper.dim or 384, 0.1234567, 0.00012345678, method="paper",
+                                    params=dict(paper.params))
+    assert update_command(odd, settings) == ("TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=0.1234567 "
+                                             "TASKSPACE_EPS=0.00012345678 taskspace index")
+
+
 def test_the_refused_drop_of_the_default_names_the_settings_that_make_another_the_default(store, encoder, tmp_path):
     """`taskspace spaces drop` of the default space without --force: the refusal names, for another space built under
     TASKSPACE_METHOD=paper TASKSPACE_LAMBDA=3, those settings, which make it the default; before, only
