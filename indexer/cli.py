@@ -689,14 +689,14 @@ def _configured_unbuilt(sql, spec) -> dict | None:
     spaces = sql.list_spaces()
     if spec.encoder is None or any(spec.matches(s) for s in spaces):
         return None
-    from .spaces import update_command
+    from .spaces import setting_value, update_command
 
     origin = getattr(sql, "space_origin", None)
     # a space built here by a setting of this taskspace (a method an older taskspace built, `hyperplane`, is not one:
     # such a home is left to the search's warning)
     if not any(update_command(s) is not None and (not callable(origin) or origin(s.id) is None) for s in spaces):
         return None
-    settings = f"encoder {spec.encoder}, method {spec.method}, lambda {float(spec.lam):g}, eps {float(spec.eps):g}"
+    settings = f"encoder {spec.encoder}, method {spec.method}, lambda {setting_value(spec.lam)}, eps {setting_value(spec.eps)}"
     return {"settings": settings, "searched": space_name(default_space(spaces, spec)),
             "command": "taskspace index"}
 

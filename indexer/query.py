@@ -363,13 +363,14 @@ def _warn_not_configured(store, chosen, spaces: list) -> None:
     import logging
 
     from .errors import arg
+    from .spaces import setting_value
 
     name = space_name(chosen)
     others = [space_name(s) for s in spaces if s.id != chosen.id]
     # what differs, in the settings' words: a space of the configured method built under another TASKSPACE_LAMBDA
     # (or TASKSPACE_EPS) says which and both values; before, "with other settings (by an older taskspace, or under
     # another TASKSPACE_METHOD)", though the method was the configured one
-    differs = [f"{what} {float(got):g} ({var} is {float(want):g} here)"
+    differs = [f"{what} {setting_value(got)} ({var} is {setting_value(want)} here)"
                for what, var, got, want in (("lambda", "TASKSPACE_LAMBDA", have.lam, spec.lam),
                                             ("eps", "TASKSPACE_EPS", have.eps, spec.eps)) if float(got) != float(want)]
     if have.method != spec.method:

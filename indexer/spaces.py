@@ -95,13 +95,13 @@ def update_command(space, settings=None) -> str | None:
         env.append(f"TASKSPACE_ENCODER={sp.encoder_name}")
     if sp.method != mine.method:
         env.append(f"TASKSPACE_METHOD={sp.method}")
-    env += [f"{var}={_setting_value(got)}" for var, got, want in (("TASKSPACE_LAMBDA", sp.lam, here.lam),
+    env += [f"{var}={setting_value(got)}" for var, got, want in (("TASKSPACE_LAMBDA", sp.lam, here.lam),
                                                                  ("TASKSPACE_EPS", sp.eps, here.eps))
             if float(got) != float(want)]
     return " ".join(env + ["taskspace index"])
 
 
-def _setting_value(x: float) -> str:
+def setting_value(x: float) -> str:
     """A space's lambda or eps as the setting that builds it again is set to: the shortest text that reads back as the
     same float (``3``, ``0.5``, ``0.1234567``). Not ``:g`` alone, which keeps 6 digits: a space built under
     TASKSPACE_LAMBDA=0.1234567 was told ``TASKSPACE_LAMBDA=0.123457 taskspace index``, whose pass builds another space."""

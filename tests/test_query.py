@@ -497,6 +497,27 @@ def test_a_space_of_the_configured_method_with_another_lambda_is_warned_of_namin
     assert "another TASKSPACE_METHOD" not in caplog.text, caplog.text
 
 
+def test_the_warning_of_a_space_with_another_lambda_tells_two_close_lambdas_apart(store, encoder, caplog, monkeypatch):
+    """Lambdas that differ past six significant digits (TASKSPACE_LAMBDA=0.1234567 here, the space built under
+    0.1234568) are written in the warning as the settings that build them: before, both printed ``0.123457`` with
+    ``:g``, "lambda 0.123457 (TASKSPACE_LAMBDA is 0.123457 here)", a difference the warning did not show."""
+    import logging
+
+    from indexer import query
+    from indexer.config import get_settings
+    from indexer.query import _space
+    from indexer.space import configured
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")
+    monkeypatch.setenv("TASKSPACE_LAMBDA", "0.1234567")
+    spec = configured(get_settings(), encoder=encoder.id)
+    built = store.get_or_create_space(encoder.id, 384, 0.1234568, spec.eps, method="paper", params=dict(spec.params))
+    getattr(query, "_WARNED_METHOD", set()).clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == built.id
+    assert "with lambda 0.1234568 (TASKSPACE_LAMBDA is 0.1234567 here)" in caplog.text, caplog.text
+
+
 def test_the_lean_entry_point_refuses_a_raw_filter_on_a_field_no_model_carries(indexed):
     """`indexer.query.find_models(filters={"licence": ["mit"]})` (a misspelt payload field) answering no model: the
     InputError naming the field, the close payload field (`license`) and the fields the models carry; before, [] without
