@@ -133,8 +133,21 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
     for m in rule.metric_preference:
         if m in row and (m in names or not listed):
             return m, None
-    return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, names)) or 'no keys'} "
-                  f"(task {rule.task}); pass {metric_hint(rule.task)}, KEY one of them whose values are 0/1 outcomes or "
+    # keys whose value is a list or an object (lm-eval's perplexity and BLEU/chrF/TER keys hold what their corpus-level
+    # aggregation takes: (loglikelihood, length), (reference, prediction)) are no per-sample score: not advised
+    shaped = [k for k in names if isinstance(row.get(k), (list, tuple, dict))]
+    scalar = [k for k in names if k not in shaped]
+    if shaped and not scalar:
+        return None, (f"unknown metric: task {rule.task} has no per-sample score: each of its metrics "
+                      f"({', '.join(map(str, shaped))}) holds a list or an object, what a corpus-level score (perplexity, "
+                      f"BLEU, chrF, TER) is computed from over the whole task, not a score of the sample; such a task "
+                      f"cannot be read per prompt: leave its file out of the source")
+    which = ("KEY one of them whose values are" if not shaped else f"KEY {scalar[0]} if its values are"
+             if len(scalar) == 1 else f"KEY one of {', '.join(map(str, scalar))} whose values are")
+    lists = (f" ({', '.join(map(str, shaped))} {'holds' if len(shaped) == 1 else 'hold'} a list or an object, "
+             f"no per-sample score)") if shaped else ""
+    return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, scalar)) or 'no keys'}"
+                  f"{lists} (task {rule.task}); pass {metric_hint(rule.task)}, {which} 0/1 outcomes or "
                   f"scores in [0, 1], or add a rule for the task in rules.toml")
 
 
