@@ -1226,3 +1226,21 @@ def test_a_task_whose_metrics_are_corpus_level_lists_says_it_has_no_per_sample_s
         "cannot be read per prompt: leave its file out of the source"), wiki.message
     assert "among bleu_score (bleu, chrf hold a list or an object, no per-sample score)" in wmt.message, wmt.message
     assert "pass metric='wmt16-de-en=KEY', KEY bleu_score if its values are 0/1 outcomes" in wmt.message, wmt.message
+
+
+def test_a_model_folder_lm_eval_names_after_a_relative_path_is_read(tmp_path):
+    """lm-eval names a model's folder `sanitize_model_name(model_name)` (each run of `/`, `:` ... becomes `__`,
+    lm_eval/utils.py), so `--model_args pretrained=./ckpt` writes `<out>/.__ckpt/` and `pretrained=../ckpt` writes
+    `<out>/..__ckpt/`: hidden folders. They are read as model folders (the model named by the results file); other
+    hidden folders (`.git`, `.cache`) are still passed over. Before, `taskspace ingest <out>` said "cannot tell the
+    format of this folder" and a pass stored nothing of such a run."""
+    out = tmp_path / "out"
+    for name in (".__ckpt", "..__ckpt-2"):
+        shutil.copytree(LM_OUT / "fake-org__dummy-b", out / name)
+        for f in (out / name).glob("results_*.json"):
+            f.write_text(f.read_text().replace("fake-org/dummy-b", name.replace("__", "/")))
+    shutil.copytree(LM_OUT / "fake-org__dummy-c", out / ".cache" / "fake-org__dummy-c")
+    assert detect_format(out) == "lm_eval"
+    batches = list(read_sources(out))
+    assert [e for b in batches for e in b.errors] == []
+    assert {o.model for b in batches for o in b.outcomes} == {"./ckpt", "../ckpt-2"}, [b.source for b in batches]
