@@ -243,6 +243,36 @@ def test_lighteval_tasks_that_all_have_one_key_are_advised_the_plain_metric_too(
                                       for e in b.errors), b.errors
 
 
+def test_a_lighteval_metric_key_holding_an_equals_sign_is_advised_and_read_as_star_equals_key(tmp_path):
+    """lighteval 0.11+ names a parameterised metric with its parameters (`pass@k:k=1&n=1`, the per-sample key of its
+    aime24/aime25 tasks, lighteval src/lighteval/metrics/metrics.py). Two tasks scored so: each error advises the
+    plain key for every task as `metric='*=pass@k:k=1&n=1'`, which reads both; the key given plain (split at its first
+    `=` as task `pass@k:k`) is refused with an error saying to give it so. Before, the advice was the plain
+    `metric='pass@k:k=1&n=1'`, which that refusal answered with "no task 'pass@k:k'" alone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ts, model, key = "2026-04-01T10-00-00.000001", "acme/light-aime", "pass@k:k=1&n=1"
+    out = tmp_path / "light-out"
+    (out / "results" / model).mkdir(parents=True)
+    (out / "results" / model / f"results_{ts}.json").write_text(json.dumps({"config_general": {"model_name": model}}))
+    for task in ("aime24|0", "aime25|0"):
+        rows = [{"doc": {"query": f"{task} problem {i}: find 2^{i + 10} mod 7.", "choices": [str(i)], "gold_index": [0],
+                         "instruction": None, "task_name": task, "id": str(i)},
+                 "model_response": {"input": "...", "text": ["\\boxed{1}"]}, "metric": {key: float(i == 0)}}
+                for i in range(2)]
+        f = out / "details" / model / ts / f"details_{task}_{ts}.parquet"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(rows), f)
+    (b,) = read_sources(out)
+    assert len(b.errors) == 2 and all(f"(or metric='*={key}' for every task" in e.message for e in b.errors), b.errors
+    (b,) = read_sources(out, metric=f"*={key}")
+    assert b.errors == [] and sorted(o.score for o in b.outcomes) == [0.0, 0.0, 1.0, 1.0], b.errors
+    with pytest.raises(ConfigError, match=r"no task 'pass@k:k' in .*give it as metric='\*=pass@k:k=1&n=1' to read "
+                                          r"every task with it"):
+        list(read_sources(out, metric=key))
+
+
 def test_an_empty_lighteval_details_file_is_an_error_naming_it(tmp_path):
     """A lighteval details file of no rows (a run that saved no sample of a task, a copy cut to its schema): an error
     naming the file, saying what to do; the other tasks' files are read. Before, nothing was said of the file: only

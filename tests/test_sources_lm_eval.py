@@ -1190,3 +1190,57 @@ def test_results_files_with_other_text_after_their_json_say_where_and_what_to_do
     assert w.startswith(f"{res}: results file not read: it cannot be read as JSON (text after its JSON value at "
                         "line "), w
     assert "('}x'), which JSON does not allow: remove it" in w, w
+
+
+def test_a_task_whose_metrics_are_corpus_level_lists_says_it_has_no_per_sample_score(tmp_path):
+    """lm-eval logs corpus-level metrics per sample as the input of their aggregation (lm_eval/api/metrics.py:
+    `bleu`, `chrf`, `ter` as (reference, prediction) pairs, loglikelihood_rolling's `word_perplexity`,
+    `byte_perplexity`, `bits_per_byte` as (loglikelihood, length) pairs). A task scored only so (wikitext, wmt16) is
+    rejected with one error saying it has no per-sample score and cannot be read per prompt, without advising
+    `--metric TASK=KEY` (every key it would name is a list, which costs every row again); a task with a scalar key
+    beside such lists is advised that key alone. The other tasks of the folder are read. Before, the error advised
+    `--metric wikitext=KEY, KEY one of them whose values are 0/1 outcomes or scores in [0, 1]` naming only lists."""
+    d, ts = tmp_path / "acme__m5", "2026-03-01T10-00-00.000005"
+    d.mkdir()
+    def rows(metrics):
+        return "".join(json.dumps({"doc_id": i, "doc": {"page": f"= Article {i} =\n\nSome text {i}."}, "target": "",
+                                   "arguments": {"gen_args_0": {"arg_0": f"= Article {i} =\n\nSome text {i}."}},
+                                   "resps": [[-12.5]], "filtered_resps": [-12.5], "filter": "none",
+                                   "metrics": list(metrics(i)), **metrics(i)}) + "\n" for i in range(3))
+    (d / f"samples_wikitext_{ts}.jsonl").write_text(rows(lambda i: {
+        "word_perplexity": [-12.5 - i, 7], "byte_perplexity": [-12.5 - i, 40], "bits_per_byte": [-12.5 - i, 40]}))
+    (d / f"samples_wmt16-de-en_{ts}.jsonl").write_text(rows(lambda i: {
+        "bleu": [f"ref {i}", "pred"], "chrf": [f"ref {i}", "pred"], "bleu_score": 0.25 * i}))
+    (d / f"samples_lambada_openai_{ts}.jsonl").write_text(rows(lambda i: {"perplexity": -1.5, "acc": i % 2}))
+    (d / f"results_{ts}.json").write_text(json.dumps({
+        "model_name": "acme/m5", "results": {"wikitext": {"word_perplexity,none": 20.1}, "wmt16-de-en": {},
+                                             "lambada_openai": {"acc,none": 0.33}},
+        "configs": {t: {"task": t} for t in ("wikitext", "wmt16-de-en", "lambada_openai")}}))
+    b = read_source(d)
+    assert [o.score for o in b.outcomes] == [0.0, 1.0, 0.0] and {o.benchmark for o in b.outcomes} == {"lambada_openai"}
+    wiki, wmt = sorted((e for e in b.errors), key=lambda e: "wmt" in e.file)
+    assert wiki.message == (
+        "3 rows of task wikitext rejected: unknown metric: task wikitext has no per-sample score: each of its metrics "
+        "(word_perplexity, byte_perplexity, bits_per_byte) holds a list or an object, what a corpus-level score "
+        "(perplexity, BLEU, chrF, TER) is computed from over the whole task, not a score of the sample; such a task "
+        "cannot be read per prompt: leave its file out of the source"), wiki.message
+    assert "among bleu_score (bleu, chrf hold a list or an object, no per-sample score)" in wmt.message, wmt.message
+    assert "pass metric='wmt16-de-en=KEY', KEY bleu_score if its values are 0/1 outcomes" in wmt.message, wmt.message
+
+
+def test_a_model_folder_lm_eval_names_after_a_relative_path_is_read(tmp_path):
+    """lm-eval names a model's folder `sanitize_model_name(model_name)` (each run of `/`, `:` ... becomes `__`,
+    lm_eval/utils.py), so `--model_args pretrained=./ckpt` writes `<out>/.__ckpt/` and `pretrained=../ckpt` writes
+    `<out>/..__ckpt/`: hidden folders. They are read as model folders (the model named by the results file); other
+    hidden folders (`.git`, `.cache`) are still passed over. Before, `taskspace ingest <out>` said "cannot tell the
+    format of this folder" and a pass stored nothing of such a run."""
+    out = tmp_path / "out"
+    for name in (".__ckpt", "..__ckpt-2"):
+        shutil.copytree(LM_OUT / "fake-org__dummy-b", out / name)
+        for f in (out / name).glob("results_*.json"):
+            f.write_text(f.read_text().replace("fake-org/dummy-b", name.replace("__", "/")))
+    shutil.copytree(LM_OUT / "fake-org__dummy-c", out / ".cache" / "fake-org__dummy-c")
+    assert detect_format(out) == "lm_eval"
+    batches = list(read_sources(out))
+    assert [e for b in batches for e in b.errors] == []
+    assert {o.model for b in batches for o in b.outcomes} == {"./ckpt", "../ckpt-2"}, [b.source for b in batches]

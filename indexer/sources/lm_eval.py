@@ -128,9 +128,17 @@ MAX_DEPTH = 3
 _LOOK_BEYOND = 5
 
 
+#: a model folder lm-eval names after a relative path (``pretrained=./ckpt`` -> ``.__ckpt``, ``../ckpt`` ->
+#: ``..__ckpt``: ``sanitize_model_name`` turns each ``/`` into ``__``): hidden, but read as any model folder
+LOCAL_PATH_FOLDER_RE = re.compile(r"^\.{1,2}__")
+
+
 def _subfolders(p: Path) -> list[Path]:
+    """The folders in ``p`` that may hold runs: not hidden ones (``.git``, ``.cache``), but those lm-eval names after
+    a relative model path (:data:`LOCAL_PATH_FOLDER_RE`); before, a run of ``pretrained=./ckpt`` was not found."""
     try:
-        return sorted(x for x in p.iterdir() if x.is_dir() and not x.name.startswith("."))
+        return sorted(x for x in p.iterdir() if x.is_dir() and (not x.name.startswith(".")
+                                                                   or LOCAL_PATH_FOLDER_RE.match(x.name)))
     except OSError:
         return []
 

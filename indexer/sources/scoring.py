@@ -133,8 +133,21 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
     for m in rule.metric_preference:
         if m in row and (m in names or not listed):
             return m, None
-    return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, names)) or 'no keys'} "
-                  f"(task {rule.task}); pass {metric_hint(rule.task)}, KEY one of them whose values are 0/1 outcomes or "
+    # keys whose value is a list or an object (lm-eval's perplexity and BLEU/chrF/TER keys hold what their corpus-level
+    # aggregation takes: (loglikelihood, length), (reference, prediction)) are no per-sample score: not advised
+    shaped = [k for k in names if isinstance(row.get(k), (list, tuple, dict))]
+    scalar = [k for k in names if k not in shaped]
+    if shaped and not scalar:
+        return None, (f"unknown metric: task {rule.task} has no per-sample score: each of its metrics "
+                      f"({', '.join(map(str, shaped))}) holds a list or an object, what a corpus-level score (perplexity, "
+                      f"BLEU, chrF, TER) is computed from over the whole task, not a score of the sample; such a task "
+                      f"cannot be read per prompt: leave its file out of the source")
+    which = ("KEY one of them whose values are" if not shaped else f"KEY {scalar[0]} if its values are"
+             if len(scalar) == 1 else f"KEY one of {', '.join(map(str, scalar))} whose values are")
+    lists = (f" ({', '.join(map(str, shaped))} {'holds' if len(shaped) == 1 else 'hold'} a list or an object, "
+             f"no per-sample score)") if shaped else ""
+    return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, scalar)) or 'no keys'}"
+                  f"{lists} (task {rule.task}); pass {metric_hint(rule.task)}, {which} 0/1 outcomes or "
                   f"scores in [0, 1], or add a rule for the task in rules.toml")
 
 
@@ -187,9 +200,14 @@ class MetricOption:
         for name, key in self.per_task:
             if not any(t == name or (_is_pattern(name) and fnmatch.fnmatchcase(t, name)) for t in tasks):
                 shown = ", ".join(tasks[:30]) + (f", ... ({len(tasks)} in all)" if len(tasks) > 30 else "")
-                raise ConfigError(f"{arg('metric', f'{name}={key}')}: no task {name!r} in {where} (its tasks: "
+                whole = f"{name}={key}"
+                # (a metric key holding "=", lighteval's pass@k:k=1&n=1, given plain is split at its first "=")
+                as_key = (f"; if {whole!r} is a metric key (lighteval's parameterised names such as "
+                          f"'pass@k:k=1&n=1' hold '='), give it as {arg('metric', every_task_entry(whole))} to read "
+                          f"every task with it, or as TASK=KEY per task") if ":" in name or "=" in key else ""
+                raise ConfigError(f"{arg('metric', whole)}: no task {name!r} in {where} (its tasks: "
                                   f"{shown or 'none'}); name one of these (a pattern such as 'gfg_*' names several), "
-                                  f"or drop it")
+                                  f"or drop it{as_key}")
         for t in tasks:
             if any(name == t for name, _ in self.per_task):
                 continue
@@ -358,8 +376,17 @@ def _reads(v, metric: str, rule: TaskRule) -> bool:
     return checked_value(v, metric, rule)[0] is not None
 
 
+def every_task_entry(key: str) -> str:
+    """The ``metric`` entry that reads every task with ``key``: ``KEY``, or ``*=KEY`` when the key holds ``=``
+    (lighteval's parameterised metric names, ``pass@k:k=1&n=1``), which a plain entry would split as TASK=KEY."""
+    return f"*={key}" if "=" in key else key
+
+
 def plain_metric_hint(key: str) -> str:
     """How an advice names the plain ``--metric KEY`` (every task of the source read with ``key``): the option
     (``metric='KEY'`` in Python) and, while a pass reads a configured source, the ``sources add`` command setting it in place of
-    the source's ``--metric`` entries (a ``TASK=KEY`` kept would still read its task with its own key)."""
-    return arg("metric", shlex.quote(key) if CLI.get() else key, quote=False) + source_hint("metric", key)
+    the source's ``--metric`` entries (a ``TASK=KEY`` kept would still read its task with its own key). A key holding
+    ``=`` is given as ``*=KEY`` (:func:`every_task_entry`); before, the advice was ``--metric 'pass@k:k=1&n=1'``, which
+    is read as task ``pass@k:k`` and refused."""
+    entry = every_task_entry(key)
+    return arg("metric", shlex.quote(entry) if CLI.get() else entry, quote=False) + source_hint("metric", entry)
