@@ -370,7 +370,7 @@ def _print_run(report) -> None:
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
         ("sources quarantined", c.get("quarantined", 0)),
         ("models added", c.get("models_added", 0)), ("prompts added", c.get("prompts_added", 0)),
-        ("outcomes stored", c.get("outcomes_added", 0)), ("prompts embedded", c.get("embedded", 0)),
+        ("outcomes stored", c.get("outcomes_added", 0)), ("texts embedded", c.get("embedded", 0)),
         ("models solved", c.get("solved", 0)), ("models removed", c.get("removed", 0)),
         ("benchmark vectors", c.get("benchmarks", 0)), ("models pushed", c.get("pushed", 0)),
         ("collections rebuilt", ", ".join(c.get("rebuilt", [])) or "-"),

@@ -200,10 +200,11 @@ def _seconds(x: float) -> str:
 
 #: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`);
 #: a changed source is stored whole, so its outcomes are the cells stored, not added (a table of 750 grown by 125
-#: stores 875)
+#: stores 875); the embedded count is of texts (with ``auto-mc`` a prompt with answer options is two), as the pass's
+#: truncation note says: before, "898 prompts embedded" beside "462 prompts added"
 _DONE = (("sources", "source", "ingested"), ("quarantined", "source", "quarantined"),
          ("models_added", "model", "added"), ("prompts_added", "prompt", "added"), ("outcomes_added", "outcome", "stored"),
-         ("embedded", "prompt", "embedded"), ("solved", "model", "solved"), ("removed", "model", "removed"),
+         ("embedded", "text", "embedded"), ("solved", "model", "solved"), ("removed", "model", "removed"),
          ("benchmarks", "benchmark vector", ""), ("pushed", "model", "pushed"))
 
 

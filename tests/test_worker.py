@@ -1283,6 +1283,20 @@ def test_the_pass_line_counts_in_words_singular_for_one():
     r = SimpleNamespace(status="ok", run_id=5, counts={"sources": 1, "solved": 1, "embedded": 2, "benchmarks": 1,
                                                        "pushed_other": {"a": 2, "b": 1}, "sources_unchanged": 1})
     said = pass_summary(r)
-    assert said == ("ok (run 5): 1 source ingested, 2 prompts embedded, 1 model solved, 1 benchmark vector, "
+    assert said == ("ok (run 5): 1 source ingested, 2 texts embedded, 1 model solved, 1 benchmark vector, "
                     "3 models pushed to 2 other spaces; 1 source unchanged"), said
     assert "(s)" not in pass_summary(SimpleNamespace(status="ok", run_id=6, counts={"sources_unchanged": 2}))
+
+
+def test_the_pass_line_counts_texts_embedded_not_prompts():
+    """With `auto-mc` a prompt with answer options is embedded as two texts (its question, its options), and the pass
+    counts texts (`embedded`, as its truncation note says "of the 898 texts embedded"). Before, the worker's line said
+    "462 prompts added, 898 prompts embedded" (and `taskspace index`'s table "prompts embedded 898"): more prompts
+    embedded than the pass added, found running a worker over the bundled sample."""
+    from types import SimpleNamespace
+
+    from indexer.worker import pass_summary
+
+    said = pass_summary(SimpleNamespace(status="ok", run_id=1, counts={"prompts_added": 462, "embedded": 898}))
+    assert said == "ok (run 1): 462 prompts added, 898 texts embedded", said
+
