@@ -419,8 +419,13 @@ def worker(
 
     if bool(every) == bool(cron):
         raise ConfigError("give exactly one of --every INTERVAL or --cron EXPRESSION")
+    from .config import get_settings
+    from .store.sql_migrate import safe_url
+
+    settings = get_settings()
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
-               wait_for_lock=not no_wait, max_passes=max_passes)
+               wait_for_lock=not no_wait, max_passes=max_passes,
+               where=f"database {safe_url(settings.database_url)}, sources {settings.sources_file}")
     w.install_signal_handlers()
     token = CLI.set(WORKER)  # its passes' records and log are read by its operator, at a shell (errors.CLI)
     try:
