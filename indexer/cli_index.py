@@ -370,7 +370,7 @@ def _print_run(report) -> None:
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
         ("sources quarantined", c.get("quarantined", 0)),
         ("models added", c.get("models_added", 0)), ("prompts added", c.get("prompts_added", 0)),
-        ("outcomes stored", c.get("outcomes_added", 0)), ("prompts embedded", c.get("embedded", 0)),
+        ("outcomes stored", c.get("outcomes_added", 0)), ("texts embedded", c.get("embedded", 0)),
         ("models solved", c.get("solved", 0)), ("models removed", c.get("removed", 0)),
         ("benchmark vectors", c.get("benchmarks", 0)), ("models pushed", c.get("pushed", 0)),
         ("collections rebuilt", ", ".join(c.get("rebuilt", [])) or "-"),
@@ -419,8 +419,13 @@ def worker(
 
     if bool(every) == bool(cron):
         raise ConfigError("give exactly one of --every INTERVAL or --cron EXPRESSION")
+    from .config import get_settings
+    from .store.sql_migrate import safe_url
+
+    settings = get_settings()
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
-               wait_for_lock=not no_wait, max_passes=max_passes)
+               wait_for_lock=not no_wait, max_passes=max_passes,
+               where=f"database {safe_url(settings.database_url)}, sources {settings.sources_file}")
     w.install_signal_handlers()
     token = CLI.set(WORKER)  # its passes' records and log are read by its operator, at a shell (errors.CLI)
     try:

@@ -54,9 +54,13 @@ class Worker:
     """Runs ``run_pass()`` on a schedule until stopped. ``run_pass`` gets the stop event."""
 
     def __init__(self, schedule: str, run_pass: Callable[[threading.Event], object], *, wait_for_lock: bool = True,
-                 busy_retry_seconds: float = 30.0, max_passes: int | None = None):
+                 busy_retry_seconds: float = 30.0, max_passes: int | None = None, where: str | None = None):
         next_run(schedule, datetime.now(timezone.utc))  # validate now: a bad schedule fails before any work
         self.schedule = schedule
+        #: what the worker's start line says it indexes (the database, the sources file); None: nothing
+        self.where = where
+        #: the signal that stopped the worker (its name), None until one came
+        self.signalled: str | None = None
         self.run_pass = run_pass
         self.wait_for_lock = wait_for_lock
         self.busy_retry_seconds = busy_retry_seconds
@@ -69,9 +73,13 @@ class Worker:
         self.stopped_by: IndexerError | None = None
 
     def _on_signal(self, signum, frame) -> None:
+        name = signal.Signals(signum).name
         if self.stop.is_set():
             raise KeyboardInterrupt(f"a second {signal.Signals(signum).name}")  # second signal: leave now
-        log.info("signal %s: finishing the current item, then exiting", signal.Signals(signum).name)
+        self.signalled = name
+        # waiting for the next pass there is no item to finish: before, "finishing the current item" while idle too
+        log.info("signal %s: %s", name, "no pass running: exiting" if self.next_at is not None else
+                 "finishing the current item, then exiting")
         self.stop.set()
 
     def install_signal_handlers(self) -> None:
@@ -105,7 +113,24 @@ class Worker:
     def serve(self) -> int:
         """Loop until stopped (or ``max_passes``). Returns the exit code: 0 when stopped by a signal; after
         ``max_passes`` the last pass's code, as `taskspace index` exits (0 ok, 1 item errors or an unexpected failure,
-        a failed pass's own code). Before, 0 whatever the passes recorded."""
+        a failed pass's own code). Before, 0 whatever the passes recorded.
+
+        The log says when the worker started (its pid, schedule and what it indexes) and when and why it stopped: before,
+        a worker restarted after a kill -9 or stopped by a signal while idle left no line telling one worker's passes
+        from the next one's, nor that it had exited."""
+        import os
+
+        log.info("worker started (pid %d): %s%s", os.getpid(), _schedule_text(self.schedule),
+                 f"; {self.where}" if self.where else "")
+        code = self._serve()
+        if self.signalled:
+            log.info("worker stopped by %s after %s: exit %d", self.signalled, counted(self.passes, "pass", "passes"),
+                     code)
+        elif self.max_passes is not None and not self.passes < self.max_passes:
+            log.info("worker done after %s (--max-passes): exit %d", counted(self.passes, "pass", "passes"), code)
+        return code
+
+    def _serve(self) -> int:
         last_code = 0
         lost = 0  # passes in a row that failed because the database ended their session, each run again soon
         # (the holder's message, since when, who) while another pass (or a server) holds the lock
@@ -193,6 +218,13 @@ class Worker:
         return 0
 
 
+def _schedule_text(schedule: str) -> str:
+    """The schedule as the start line says it: ``every 6h`` or ``cron "0 3 * * *"``."""
+    from .schedule import is_cron
+
+    return f'cron "{schedule}"' if is_cron(schedule) else f"a pass every {schedule}"
+
+
 def _seconds(x: float) -> str:
     """A wait as the log says it: 30, 2, 0.05."""
     return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
@@ -200,10 +232,11 @@ def _seconds(x: float) -> str:
 
 #: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`);
 #: a changed source is stored whole, so its outcomes are the cells stored, not added (a table of 750 grown by 125
-#: stores 875)
+#: stores 875); the embedded count is of texts (with ``auto-mc`` a prompt with answer options is two), as the pass's
+#: truncation note says: before, "898 prompts embedded" beside "462 prompts added"
 _DONE = (("sources", "source", "ingested"), ("quarantined", "source", "quarantined"),
          ("models_added", "model", "added"), ("prompts_added", "prompt", "added"), ("outcomes_added", "outcome", "stored"),
-         ("embedded", "prompt", "embedded"), ("solved", "model", "solved"), ("removed", "model", "removed"),
+         ("embedded", "text", "embedded"), ("solved", "model", "solved"), ("removed", "model", "removed"),
          ("benchmarks", "benchmark vector", ""), ("pushed", "model", "pushed"))
 
 

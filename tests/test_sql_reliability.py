@@ -700,6 +700,34 @@ except StoreError as exc:
     assert "server is running" not in said
 
 
+def test_a_source_stored_on_a_full_disk_says_the_disk_is_full_and_what_to_do(tmp_path):
+    """A pass whose home's disk filled up after the database was opened (a 4 MB tmpfs, filled): the source's error
+    says the disk holding the SQLite file is full, how much is free and to free space or move TASKSPACE_HOME, as opening
+    the database does. Before, found running a worker on a full tmpfs: "source not stored (nothing of it was written):
+    ingesting SRC failed, nothing of it was saved: database or disk is full (sqlite:///...)", with nothing to do."""
+    from helpers import fill_disk_code, run_on_a_small_disk
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{m},p{p},{(m + p) % 2}\n" for m in range(3) for p in range(200)))
+    (src / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
+        f"p{p},b,question number {p}?\n" for p in range(200)))
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    res = run_on_a_small_disk(disk, "4m", python=f"""
+from indexer.ingest import ingest
+from indexer.store.sql import Store
+store = Store("sqlite:///" + {str(disk / 't.db')!r}, upgrade=True)
+""" + fill_disk_code(disk / "filler") + f"""
+summary = ingest({str(src)!r}, store=store, fetch_metadata=False)
+print(" | ".join(e.message for e in summary.errors) or "stored")
+""")
+    said = res.stdout.strip()
+    assert res.returncode == 0 and said != "stored", (said, res.stderr[-2000:])
+    assert f"because the disk holding {disk} is full" in said and "free some space there" in said, said
+
+
 def test_an_interrupt_between_begin_and_the_body_of_a_write_leaves_no_lock(tmp_path, monkeypatch):
     """SIGTERM to `taskspace demo` (or Ctrl-C) raises KeyboardInterrupt wherever the process is: arriving after a write
     transaction's BEGIN IMMEDIATE and before its body, it skipped ``__exit__``, and the connection, kept alive by the

@@ -1283,6 +1283,48 @@ def test_the_pass_line_counts_in_words_singular_for_one():
     r = SimpleNamespace(status="ok", run_id=5, counts={"sources": 1, "solved": 1, "embedded": 2, "benchmarks": 1,
                                                        "pushed_other": {"a": 2, "b": 1}, "sources_unchanged": 1})
     said = pass_summary(r)
-    assert said == ("ok (run 5): 1 source ingested, 2 prompts embedded, 1 model solved, 1 benchmark vector, "
+    assert said == ("ok (run 5): 1 source ingested, 2 texts embedded, 1 model solved, 1 benchmark vector, "
                     "3 models pushed to 2 other spaces; 1 source unchanged"), said
     assert "(s)" not in pass_summary(SimpleNamespace(status="ok", run_id=6, counts={"sources_unchanged": 2}))
+
+
+def test_the_pass_line_counts_texts_embedded_not_prompts():
+    """With `auto-mc` a prompt with answer options is embedded as two texts (its question, its options), and the pass
+    counts texts (`embedded`, as its truncation note says "of the 898 texts embedded"). Before, the worker's line said
+    "462 prompts added, 898 prompts embedded" (and `taskspace index`'s table "prompts embedded 898"): more prompts
+    embedded than the pass added, found running a worker over the bundled sample."""
+    from types import SimpleNamespace
+
+    from indexer.worker import pass_summary
+
+    said = pass_summary(SimpleNamespace(status="ok", run_id=1, counts={"prompts_added": 462, "embedded": 898}))
+    assert said == "ok (run 1): 462 prompts added, 898 texts embedded", said
+
+
+def test_the_worker_log_says_when_it_started_and_why_it_stopped(caplog):
+    """The worker's log opens with a line naming its pid, its schedule and what it indexes, and ends with the signal
+    that stopped it and its exit code; a signal while it waits for its next pass says that no pass is running. Before,
+    found restarting a worker after kill -9: the log ran on from the killed worker's last line with no line telling the
+    two apart, a SIGINT while idle said "finishing the current item, then exiting" with no item running, and nothing
+    said that the worker had then exited."""
+    w = Worker("1h", lambda stop: "ok", where="database sqlite:///x.db")
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        t = threading.Thread(target=lambda: setattr(w, "code", w.serve()))
+        t.start()
+        deadline = time.monotonic() + 60
+        while w.next_at is None and t.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert w.next_at is not None, "the worker did not reach its wait for the next pass"
+        w._on_signal(signal.SIGINT, None)  # what the handler gets while it waits
+        t.join(timeout=5)
+    said = [r.getMessage() for r in caplog.records]
+    assert not t.is_alive() and w.code == 0
+    assert said[0] == f"worker started (pid {os.getpid()}): a pass every 1h; database sqlite:///x.db", said
+    assert "signal SIGINT: no pass running: exiting" in said, said
+    assert said[-1] == "worker stopped by SIGINT after 1 pass: exit 0", said
+    caplog.clear()
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        assert Worker("0 3 * * *", lambda stop: "ok", max_passes=1).serve() == 0
+    said = [r.getMessage() for r in caplog.records]
+    assert said[0] == f'worker started (pid {os.getpid()}): cron "0 3 * * *"', said
+    assert said[-1] == "worker done after 1 pass (--max-passes): exit 0", said

@@ -527,7 +527,7 @@ class _Tx:
                 f"locked for over {migrate.sqlite_busy_timeout(self.engine.url):g} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = (_timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
-                or file_size_limit_note(detail)
+                or migrate.full_disk_note(self.engine.url, detail) or file_size_limit_note(detail)
                 # a file another user owns, or mounted read-only: which file, and what to do
                 or (migrate.read_only_note(self.engine.url) if "readonly database" in detail else ""))
         # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);

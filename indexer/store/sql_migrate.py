@@ -220,11 +220,8 @@ def connect_error(url, exc: Exception) -> StoreError:
             f"cannot use the database at {safe_url(url)}: {detail}. The file is damaged: restore it from a backup "
             "(`sqlite3 FILE .recover` may save what is left of it); the Qdrant index beside it is derived from it")
     path = sqlite_path(url)
-    if path is not None and (free := full_disk_free(path.parent, detail)) is not None:
-        return StoreError(
-            f"cannot use the database at {safe_url(url)}: {detail}, because the disk holding {path.parent} is full "
-            f"({_free_text(free)} free; SQLite writes beside the file even to read it): free some space there, or "
-            "set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place with room")
+    if full := full_disk_note(url, detail, "; SQLite writes beside the file even to read it"):
+        return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{full}")
     if path is not None and (limit := file_size_limit_note(detail)):
         return StoreError(f"cannot use the database at {safe_url(url)}: {detail}{limit}")
     if path is not None and (read_only := read_only_note(url)):
@@ -359,6 +356,19 @@ def file_identity(path: Path | None) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def full_disk_note(url, detail: str, why: str = "") -> str:
+    """When ``detail`` (a SQLite error's text) is a full disk's under the SQLite database ``url``: what to say of it,
+    beginning ", because the disk holding FOLDER is full (N kB free...)" and saying what to do; "" otherwise (another
+    error, a server database). ``why``: said after the free space (opening: SQLite writes beside the file even to read
+    it). For opening the database and for a write that failed (a source's ingest: before, "database or disk is full"
+    alone)."""
+    path = sqlite_path(url)
+    if path is None or (free := full_disk_free(path.parent, detail)) is None:
+        return ""
+    return (f", because the disk holding {path.parent} is full ({_free_text(free)} free{why}): free some space there, "
+            "or set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place with room")
 
 
 def _free_text(free: int) -> str:
