@@ -426,7 +426,17 @@ class ModelResult:
     #: fitted on (:data:`RESULTS_CHANGED` says so)
     results_changed: bool = False
 
+    def __eq__(self, other):
+        """Field by field, an unknown number (NaN: ``low``/``high`` without a posterior) equal to an unknown one, as
+        :meth:`to_dict` says both as null: before, a result without an interval compared unequal to itself."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+                   for a, b in ((getattr(self, f.name), getattr(other, f.name)) for f in fields(self)))
+
     def to_dict(self) -> dict:
+        """The JSON-ready form, one item of ``taskspace search --json``'s ``results``: ``low``/``high`` as
+        ``interval`` (null where unknown), numbers rounded to 6 digits, ``payload`` left out."""
         return {"model": self.model, "hub_id": self.hub_id, "api_only": self.api_only, "aliases": list(self.aliases),
                 "score": _num(self.score), "rank_score": _num(self.rank_score), "probability": _num(self.probability),
                 "interval": _interval(self.low, self.high), "variance": _num(self.variance),
@@ -453,15 +463,16 @@ def _num(x, digits: int = 6):
 class FindResult:
     """The answer of :func:`find_models`: ``query`` (as understood), ``space``, ``results`` (best first),
     ``excluded`` / ``missing_metadata`` counts per filter, and ``timings`` (seconds: ``encode``, ``search``,
-    ``evidence``, ``total``; not part of :meth:`to_dict`). ``len()``, iteration and ``result[i]`` are its ``results``;
-    :meth:`to_dict` is the JSON object ``taskspace search --json`` prints (the module docstring)."""
+    ``evidence``, ``total``; not part of :meth:`to_dict`, nor of ``==``: two answers to one query compare equal).
+    ``len()``, iteration and ``result[i]`` are its ``results``; :meth:`to_dict` is the JSON object ``taskspace search
+    --json`` prints (the module docstring)."""
 
     query: dict
     space: dict
     results: list[ModelResult]
     excluded: dict
     missing_metadata: dict
-    timings: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict:
         return {"query": dict(self.query), "space": dict(self.space), "results": [r.to_dict() for r in self.results],

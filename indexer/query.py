@@ -505,7 +505,10 @@ def _shared_sql():
         if sql is not None and sql[0] == s.database_url:
             return sql[1]
         if sql is not None:
-            sql[1].close()
+            # no longer kept once closed: before, it stayed kept under its URL when the new one could not be opened
+            # (a typo of TASKSPACE_DATABASE_URL), and once the program set the URL back every call failed with "the
+            # store ... is closed"
+            _OPEN.pop("sql")[1].close()
         store = open_existing_store(s)  # a read-only call makes no home
         _keep_locked("sql", (s.database_url, store))
         return store

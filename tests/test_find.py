@@ -2499,6 +2499,19 @@ def test_help_of_each_public_function_says_what_it_takes_returns_and_raises():
     assert "``total``" in (FindResult.__doc__ or "")
 
 
+def test_two_answers_to_one_query_compare_equal_whatever_they_took(idx):
+    """A program comparing two answers of the same query (a cached one with a fresh one, a test of its own) finds them
+    equal (`==`, as their `to_dict()` are): `timings`, how long each took, is no part of the answer (nor of its
+    `to_dict()`), and a result without an interval (`low`/`high` NaN, null in `to_dict()`) equals itself. Before, every
+    two FindResults compared unequal, by their timings, and such a ModelResult by its NaNs."""
+    store, vectors, _ = idx
+    a = find_models("What is item 3 of alpha about?", k=3, store=store, vectors=vectors)
+    b = find_models("What is item 3 of alpha about?", k=3, store=store, vectors=vectors)
+    assert a.to_dict() == b.to_dict() and a.timings != b.timings
+    assert a == b
+    assert a != find_models("What is item 3 of alpha about?", k=2, store=store, vectors=vectors)
+
+
 def test_the_empty_index_error_names_the_library_call_to_a_python_caller(tmp_path, monkeypatch):
     """`indexer.find_models` on a home where nothing is indexed told a Python caller only to run `taskspace index`;
     it names the library's pass too (`indexer.pipeline.run_index`, README). The CLI's words are as they were

@@ -234,6 +234,31 @@ def test_a_program_holding_its_own_vector_store_can_pass_it_alone(indexed):
     assert query._OPEN.get("sql") is None
 
 
+def test_a_call_refused_under_a_bad_database_url_leaves_the_next_call_its_store(indexed, monkeypatch):
+    """A program that points TASKSPACE_DATABASE_URL at a database that cannot be opened (a typo) gets the error, and
+    once it sets the URL back, the next call answers. Before, the SQL store kept for `list_benchmarks()` was closed
+    for the new URL but left kept under the old one, so every later call on the old URL failed with "the store of
+    ... is closed" (StoreError) until `close_cached()`."""
+    import os
+
+    import indexer
+    from indexer import query
+    from indexer.errors import DatabaseURLError
+
+    assert [b["name"] for b in indexer.list_benchmarks()] == ["alpha"]
+    url = os.environ.get("TASKSPACE_DATABASE_URL")
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", "garbage://")
+    with pytest.raises(DatabaseURLError):
+        indexer.list_benchmarks()
+    if url is None:
+        monkeypatch.delenv("TASKSPACE_DATABASE_URL")
+    else:
+        monkeypatch.setenv("TASKSPACE_DATABASE_URL", url)
+    assert [b["name"] for b in indexer.list_benchmarks()] == ["alpha"]
+    assert [r.model for r in indexer.find_models(benchmark="alpha", vectors=indexed[1], k=2)]
+    query.close_cached()
+
+
 def test_two_homes_queried_by_one_process_each_get_their_own_intervals(tmp_path, monkeypatch, encoder):
     """Two homes indexed from different data (each 24 prompts, every model measured on all: one coverage pattern,
     whose key is a digest of the database's prompt ids 1..24, the same in both), queried by one program: the second
