@@ -247,3 +247,20 @@ def test_the_readme_names_the_one_base_of_every_library_error():
     for name, cls in inspect.getmembers(errors, inspect.isclass):
         if issubclass(cls, Exception) and cls.__module__ == errors.__name__:
             assert issubclass(cls, errors.IndexerError), name
+
+
+def test_the_readme_line_that_silences_the_librarys_warnings_silences_them(tmp_path):
+    """The README's `logging.getLogger("indexer").setLevel(logging.ERROR)`: a library warning (a TASKSPACE_* typo,
+    read with the settings) reaches stderr without it, and not with it."""
+
+    readme = (ROOT / "README.md").read_text()
+    line = 'logging.getLogger("indexer").setLevel(logging.ERROR)'
+    assert line in readme
+    env = {**os.environ, "TASKSPACE_HOMEE": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    code = "import logging\n{}import indexer.config\nindexer.config.get_settings()\n"
+    loud = subprocess.run([sys.executable, "-c", code.format("")], env=env, capture_output=True, text=True, cwd=tmp_path)
+    quiet = subprocess.run([sys.executable, "-c", code.format(line + "\n")], env=env, capture_output=True, text=True,
+                           cwd=tmp_path)
+    assert loud.returncode == quiet.returncode == 0, (loud.stderr, quiet.stderr)
+    assert "TASKSPACE_HOMEE is not a taskspace setting" in loud.stderr, loud.stderr
+    assert quiet.stderr == "", quiet.stderr
