@@ -599,7 +599,7 @@ def _with_note(caption: str | None, metas) -> str | None:
 def _print_result(result) -> None:
     q = result.query
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
-            f"{count(q['prompts'])} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
+            counted(q['prompts'], 'example prompt', grouped=True) if q["kind"] == "prompts" else "the prompt")
     if not result.results:
         if q.get("offset") and q.get("total"):  # the ranking has fewer models than the offset skips: how many, as
             # `taskspace models --offset` says (before, not how many, nor where the last page is)

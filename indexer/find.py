@@ -90,7 +90,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
-from .errors import DimensionError, InputError, NotFoundError, StoreError
+from .errors import DimensionError, InputError, NotFoundError, StoreError, counted, noun
 from .records import INVISIBLE_ONLY, invisible_only, is_blank, name_problem, strip_invisible, text_problem
 from .sources.common import example_value, values_listed
 from .sync import gated_known, license_text
@@ -323,7 +323,7 @@ class Filters:
             close = list(dict.fromkeys(c for c in close if c))
             hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
             # one unknown key is the item itself (as a bad value of a known one is: filters.licenses)
-            said = f"unknown filter(s) [{values_listed(unknown)}]{hint}; known: {', '.join(sorted(known))}"
+            said = f"unknown {noun(len(unknown), 'filter')} [{values_listed(unknown)}]{hint}; known: {', '.join(sorted(known))}"
             err = InputError(said, item=f"filters.{unknown[0]}" if len(unknown) == 1 else "filters")
             if len(err.item) > len(example_value(err.item)):  # a long name: said once, cut (not whole, before it)
                 err.args = (said,)
@@ -738,8 +738,8 @@ def check_not_drifted(store, space, name: str, vectors=None) -> None:
                                               or vectors.home_given(name))
         if other is not None:
             raise StoreError(other)
-        raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "
-                         "vector(s): the index has drifted; `taskspace check` reports it, `taskspace reindex` "
+        raise StoreError(f"the index of space {name} answered no model, though the database holds "
+                         f"{counted(n, 'model vector')}: the index has drifted; `taskspace check` reports it, `taskspace reindex` "
                          "rebuilds it from the database")
 
 

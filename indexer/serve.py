@@ -62,6 +62,8 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from .errors import counted, noun
+
 log = logging.getLogger(__name__)
 
 WEB = Path(__file__).resolve().parent / "web"
@@ -615,7 +617,7 @@ class Service:
                 f"; the last {last.get('status')}"
                 + (f" ({last['error']})" if last.get("error") else "")
                 # which run, and where its errors are read (before: "partial", no more)
-                + (f" (run {last.get('run_id')}: {last['errors']} error(s), listed by `taskspace runs`)"
+                + (f" (run {last.get('run_id')}: {counted(last['errors'], 'error')}, listed by `taskspace runs`)"
                    if last.get("errors") else "")
                 + f", {last['seconds']:.1f} s, its index published in {last['publish_seconds']:.2f} s" if last else "")
             if not alive and self.worker_stopped:  # the thread ended by itself: that it stopped, why and what to do
@@ -663,8 +665,6 @@ class Service:
                     # "the index is empty: stop this server, run `taskspace index`", for a whole index and a lost database)
                     checks["index"] = {"ok": False, "detail": "cannot be checked: the SQL store cannot be read (see sql)"}
                 else:
-                    from .errors import counted
-
                     checks["index"] = {"ok": n > 0, "detail": f"{counted(n, 'model')} indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
@@ -771,7 +771,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         nameless = (f"a query parameter has no name (={request.query_params['']}): write it as name=value"
                     if "" in unknown else None)
         named = [n for n in unknown if n]
-        said = "; ".join(s for s in (named and f"unknown query parameter(s) {named}", nameless) if s)
+        said = "; ".join(s for s in (named and f"unknown query {noun(len(named), 'parameter')} {named}", nameless) if s)
         raise ApiError(422, "invalid_request", f"{said}; {hint}", named[0] if named else None)
 
     async def names_once(request: Request) -> None:
@@ -2126,7 +2126,7 @@ def _cors_middleware():
                 refused.append(("access-control-request-method", f"method {method!r} is not allowed (it allows "
                                 f"{', '.join(self.allow_methods)})"))
             if not self.allow_all_headers and (bad := [h for h in asked if h and h not in self.allow_headers]):
-                refused.append(("access-control-request-headers", f"header(s) {', '.join(map(repr, bad))} not allowed "
+                refused.append(("access-control-request-headers", f"{noun(len(bad), 'header')} {', '.join(map(repr, bad))} not allowed "
                                 f"(it allows {', '.join(self.allow_headers)})"))
             if request_headers.get("access-control-request-private-network") is not None and \
                     not self.allow_private_network:

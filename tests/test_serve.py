@@ -1068,7 +1068,7 @@ def test_a_query_parameter_with_no_name_is_said_so(client):
     err = assert_error(client.get("/v1/models?=x"), 422, "invalid_request", None)
     assert err["message"].startswith("a query parameter has no name (=x): write it as name=value; /v1/models takes "), err
     err = assert_error(client.get("/v1/models?=x&top=5"), 422, "invalid_request", "top")
-    assert err["message"].startswith("unknown query parameter(s) ['top']; a query parameter has no name (=x)"), err
+    assert err["message"].startswith("unknown query parameter ['top']; a query parameter has no name (=x)"), err
     assert_error(client.get("/v1/benchmarks?="), 422, "invalid_request", None, says="has no name (=)")
 
 
@@ -1082,7 +1082,7 @@ def test_the_openapi_document_refuses_a_query_parameter_as_every_api_route_does(
         r = client.request(method, "/openapi.json", params={"x": 1})
         assert r.status_code == 422, (method, r.text)
     err = assert_error(client.get("/openapi.json", params={"x": 1}), 422, "invalid_request", "x")
-    assert err["message"] == "unknown query parameter(s) ['x']; /openapi.json takes no query parameters", err
+    assert err["message"] == "unknown query parameter ['x']; /openapi.json takes no query parameters", err
     assert client.head("/openapi.json").status_code == 200
     assert client.get("/openapi.json").json() == doc.json()
     assert_error(client.post("/openapi.json"), 405, "method_not_allowed", None, says="it takes GET, HEAD")
@@ -2058,7 +2058,7 @@ def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_r
                 (preflight(app_origin, method="DELETE"), "access-control-request-method",
                  "method 'DELETE' is not allowed (it allows GET, HEAD, POST)"),
                 (preflight(app_origin, headers="content-type, X-Api-Key"), "access-control-request-headers",
-                 "header(s) 'x-api-key' not allowed")):
+                 "header 'x-api-key' not allowed")):
             err = assert_error(r, 400, "cors_refused", field, says=says)
             assert err["message"].startswith("CORS preflight refused: "), err
             assert "access-control-allow-origin" not in r.headers or field != "origin"
@@ -2621,7 +2621,7 @@ def test_a_quarantine_by_the_servers_worker_names_the_command_its_operator_runs_
         detail = c.get("/readyz").json()["checks"]["worker"]["detail"]
         assert detail.startswith("every 1h; 1 pass(es) done; the last partial (run "), detail
         # /readyz says which run and where its errors are read (before: "the last partial", and no more)
-        assert f"(run {run.id}: 2 error(s), listed by `taskspace runs`)" in detail, detail
+        assert f"(run {run.id}: 2 errors, listed by `taskspace runs`)" in detail, detail
         # the advice, beside the running server (the CLI's `taskspace ingest` calls this), then the worker's next pass
         assert ingest(str(src), fetch_metadata=False, accept_partial=True).sources == 1
         report = svc.run_pass(threading.Event())
