@@ -1777,7 +1777,9 @@ def _check_json_types(args: dict) -> None:
 def _check_space(sp) -> None:
     """A ``space`` given (the body's field, the ``?space=`` parameter) is a non-empty string or (in the body) a space's
     SQL id as a JSON integer (the ``id`` ``GET /v1/spaces`` lists; before, 422 "not a number", though the id is what
-    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it: blanks and invisible characters alone name none."""
+    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it: blanks and invisible characters alone name none.
+    The listing it points to is the client's, ``GET /v1/spaces`` (before, "as `taskspace spaces` and GET /v1/spaces
+    list them": a command an HTTP client cannot run, beside the endpoint)."""
     import json
 
     from .records import INVISIBLE_ONLY, is_blank
@@ -1789,7 +1791,7 @@ def _check_space(sp) -> None:
         said = (_json_type(sp) if not isinstance(sp, str) else "an empty string" if not sp.strip() else
                 f"{json.dumps(sp[:40])}, which holds {INVISIBLE_ONLY}")  # escaped: the characters show
         raise ApiError(422, "invalid_request", f"space must be a space's name or id (a non-empty string, or the id as an "
-                       f"integer, as `taskspace spaces` and GET /v1/spaces list them), not {said}", "space")
+                       f"integer, as GET /v1/spaces lists them), not {said}", "space")
 
 
 def _whole(value):

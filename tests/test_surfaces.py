@@ -351,6 +351,7 @@ def test_a_blank_space_is_bad_input_in_the_library_and_a_usage_error_of_every_co
         assert got.value.item == "space" and "''" not in str(got.value), str(got.value)
         # what a Python caller can call (before: "`taskspace spaces` lists them")
         assert str(got.value).endswith("; indexer.spaces.describe_spaces(sql) lists them"), str(got.value)
+        assert "taskspace" not in r.json()["error"]["message"], r.text  # not a command it cannot run
     for args in (["reindex", "--space", " "], ["check", "--space", "\u200b"], ["spaces", "drop", " "],
                  ["publish", "org/name", "--space", "\u200b", "--dry-run", "out"], ["pull", "out", "--space", " "]):
         code, said = cli_json(capsys, *args, "--json")
