@@ -780,10 +780,15 @@ def _index_prompts(vectors, rec) -> int:
 
 def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=None) -> PullResult:
     """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
-    writes (BusyError, exit 6, while an indexing pass runs)."""
+    writes (BusyError, exit 6, while an indexing pass runs). A ``space`` of blanks or invisible characters alone is
+    bad input naming ``space`` (before, ``space=" "`` was looked up, "not a space of the records", and ``space=""``
+    pulled every space), checked before anything is fetched; the spaces around a name are dropped."""
     from .ingest import spec_text
+    from .sync import space_text
 
     t0 = time.perf_counter()
+    if space is not None:
+        space = space_text(space, names="index name", lists=f"the record set's {dataset.SPACES}")
     spec = spec_text(spec)
     using = contextlib.nullcontext()
     if spec.startswith("hub:"):  # from the download to the reading: no other process's keep_only removes the files

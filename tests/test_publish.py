@@ -2046,6 +2046,21 @@ def test_pull_space_naming_no_space_of_the_records_is_a_usage_error(publisher, t
     _assert_nothing_imported()
 
 
+@pytest.mark.parametrize("space", [" ", "", "\u200b"])
+def test_pull_of_a_blank_space_is_bad_input_naming_space_before_anything_is_read(tmp_path, space):
+    """`indexer.publish.pull(spec, space=" ")` (blanks or invisible characters alone) is the bad-input error the other
+    library calls give a blank space (an InputError, a ValueError, naming `space`), pointing to the record set's
+    spaces.parquet, before the spec is read. Before, " " was looked up in the records ("space=' ' is not a space of
+    the records") and "" pulled every space."""
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError) as got:
+        pull(str(tmp_path / "no-such-folder"), space=space)
+    assert isinstance(got.value, ValueError) and got.value.item == "space", got.value
+    assert str(got.value) == (f"space must be a space's index name, not {space!r} (blank, or only invisible "
+                              "characters); the record set's spaces.parquet lists them"), str(got.value)
+
+
 def test_records_of_settings_a_newer_taskspace_made_say_to_upgrade(publisher, tmp_path, monkeypatch):
     """Records whose space names a setting this version does not know (a newer feature set: `multiple-choice-v9`,
     key and name consistent, as a newer taskspace writes them) are reported by file and row, saying to upgrade
