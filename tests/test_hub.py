@@ -1249,6 +1249,35 @@ def test_publish_checks_the_token_before_it_reads_the_records(hub_server, tasksp
     assert not (hub_server.root / "datasets" / "tester" / "recs").exists()
 
 
+@pytest.mark.parametrize("answers", [
+    # the preupload answer of a shape huggingface_hub refuses ("preupload_info is improperly formatted")
+    [("/api/datasets/tester/recs/preupload", {"files": "none"})],
+    [("/api/datasets/tester/recs/preupload", {"files": [{"path": "a.txt", "uploadMode": "sideways"}]})],
+    # an LFS upload whose batch answer holds no list of objects ("Malformed response from server")
+    [("/api/datasets/tester/recs/preupload", {"files": [{"path": "a.txt", "uploadMode": "lfs", "shouldIgnore": False,
+                                                          "oid": None}]}),
+     ("/datasets/tester/recs.git/info/lfs/objects/batch", {"objects": "none"})],
+])
+def test_a_commit_answered_with_json_huggingface_hub_cannot_read_is_a_hub_error(hub_server, sleeps, answers,
+                                                                                 monkeypatch):
+    """A commit (`taskspace publish`) to a Hub whose preupload or LFS batch answer is JSON of a shape huggingface_hub
+    does not expect (a broken mirror, a hostile HF_ENDPOINT): the HubError the reads give such an answer, naming the
+    dataset and the endpoint ("answered something huggingface_hub cannot read (ValueError: ...)"), nothing committed.
+    Before, huggingface_hub's plain ValueError ("preupload_info is improperly formatted", "Malformed response from
+    server") escaped, and `taskspace publish` ended with its traceback."""
+    # the LFS protocol (huggingface_hub takes Xet when hf_xet is installed, which this server does not speak)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_DISABLE_XET", True)
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    for prefix, body in answers:
+        hub_server.misanswer(prefix, body)
+    with pytest.raises(HubError) as e:
+        client.commit("tester/recs", {"a.txt": b"x"}, [], "a commit")
+    assert str(e.value).startswith(f"cannot write to tester/recs: the Hub at {hub_server.url} answered something "
+                                   "huggingface_hub cannot read (ValueError: "), str(e.value)
+    assert hub_server.commits == [] and sleeps == [], hub_server.commits
+
+
 def test_a_refused_dataset_creation_reads_as_one_sentence(hub_server, sleeps):
     """The Hub refusing to create the dataset (403: a token without rights to the organisation) says so once; before,
     "the Hub refused to let this token create the dataset the dataset ORG/NAME (403)"."""
