@@ -1739,7 +1739,7 @@ def _check_json_types(args: dict) -> None:
     saying what it takes and what was sent in JSON's words (:data:`_FIND_TYPES`). Before, the library's Python words
     came back: "licenses must be ... not int", "True is not a parameter count", "a license must be a non-empty
     string" for a number, "open_only must be true or false, not None"."""
-    from .find import MAX_PREFER_SMALLER, licence_names
+    from .find import MAX_PREFER_SMALLER, licence_names, no_licence
 
     def refuse(field: str, name: str, takes: str, value) -> None:
         takes = takes.replace("{max_prefer:g}", f"{MAX_PREFER_SMALLER:g}")
@@ -1770,8 +1770,8 @@ def _check_json_types(args: dict) -> None:
             at = "licenses" if isinstance(lic, str) else f"licenses[{i}]"
             if not isinstance(v, str):
                 refuse(f"filters.{at}", at, "a license name (a string)", v)
-            if not licence_names(v):
-                refuse(f"filters.{at}", at, "a license name such as mit (not blank, not commas alone)", v)
+            if not licence_names(v):  # in the library's words, with the value as JSON writes it
+                raise ApiError(422, "invalid_input", f"{at} {no_licence(v, _json_said(v))}", f"filters.{at}")
 
 
 def _check_space(sp) -> None:

@@ -902,10 +902,12 @@ def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
     for licenses, field, said in (
             (["mit", 5], "filters.licenses[1]", "licenses[1] must be a license name (a string), not 5"),
             (["mit", " "], "filters.licenses[1]",
-             'licenses[1] must be a license name such as mit (not blank, not commas alone), not " "'),
+             'licenses[1] names no license (commas, spaces or invisible characters alone: " "); give a license name '
+             'such as mit'),
             (["mit", "apache-2.0", " , "], "filters.licenses[2]",
-             'licenses[2] must be a license name such as mit (not blank, not commas alone), not " , "'),
-            ("", "filters.licenses", 'licenses must be a license name such as mit (not blank, not commas alone), not ""'),
+             'licenses[2] names no license (commas, spaces or invisible characters alone: " , "); give a license '
+             'name such as mit'),
+            ("", "filters.licenses", 'licenses names no license (empty: ""); give a license name such as mit'),
             (["mit", "a\x00b"], "filters.licenses[1]", "licenses[1] 'a\\x00b' holds a NUL character"),
             ("a\x00b", "filters.licenses", "licenses 'a\\x00b' holds a NUL character")):
         err = assert_error(post(licenses), 422, "invalid_input", field)
@@ -929,8 +931,10 @@ def test_a_license_or_pipeline_tag_of_invisible_characters_alone_is_refused_as_s
     naming one beside such an entry keeps the one it names."""
     post = lambda filters: client.post("/v1/find", json={"prompts": [PROMPT], "filters": filters})  # noqa: E731
     for zw in ("\u200b", "\ufeff\u200b "):
-        assert_error(post({"licenses": [zw]}), 422, "invalid_input", "filters.licenses[0]", says="licenses[0] must be")
-        assert_error(post({"licenses": zw}), 422, "invalid_input", "filters.licenses", says="not blank")
+        assert_error(post({"licenses": [zw]}), 422, "invalid_input", "filters.licenses[0]",
+                     says="licenses[0] names no license (commas, spaces or invisible characters alone")
+        assert_error(post({"licenses": zw}), 422, "invalid_input", "filters.licenses",
+                     says="licenses names no license (commas, spaces or invisible characters alone")
         assert_error(client.get("/v1/models", params={"license": zw}), 422, "invalid_input", "license",
                      says="license names no license (commas, spaces or invisible characters alone")
         for err in (assert_error(post({"pipeline_tag": zw}), 422, "invalid_input", "filters.pipeline_tag"),
