@@ -217,7 +217,7 @@ def _prompts_option(values: Optional[list[str]]) -> Optional[list[str]]:
 @app.command()
 def demo(
     prompt: list[str] = typer.Option(
-        None, "--prompt", "-p", callback=_prompts_option, help="Prompt(s) to find models for (repeatable). Default: a few sample questions."
+        None, "--prompt", "-p", callback=_prompts_option, help="A prompt to find models for (repeatable: one --prompt each). Default: a few sample questions."
     ),
     top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
@@ -313,9 +313,9 @@ def ingest(
                      (s.hub_missing, "not found on the Hub", "was not found on the Hub")]
             kinds = [k for k in kinds if k[0] > 0]
             if len(kinds) == 1:
-                typer.echo(f"{total} error(s): this input {kinds[0][2]}, {rest}", err=True)
+                typer.echo(f"{counted(total, 'error')}: this input {kinds[0][2]}, {rest}", err=True)
             else:
-                typer.echo(f"{total} error(s): " + "; ".join(f"{n} {said}" for n, said, _ in kinds) + f"; {rest}",
+                typer.echo(f"{counted(total, 'error')}: " + "; ".join(f"{n} {said}" for n, said, _ in kinds) + f"; {rest}",
                            err=True)
             for e in s.errors[:50]:
                 typer.echo(f"  {e}", err=True)
@@ -624,7 +624,7 @@ def check(
             typer.echo("no embedding spaces in SQL and none in the index")
         for d in drifts:
             if d.orphans:
-                typer.echo(f"space {d.space}: note: {len(d.orphans)} collection(s) left by an interrupted rebuild "
+                typer.echo(f"space {d.space}: note: {counted(len(d.orphans), 'collection')} left by an interrupted rebuild "
                            "(the next `taskspace reindex` drops them)")
             if d.clean:
                 typer.echo(f"space {d.space}: clean")
@@ -809,23 +809,23 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], comm
     `taskspace index`" on a line of its own."""
     parts = []
     if uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
-        parts.append(f"compute the {uncomputed} benchmark vector(s) SQL lacks (extra benchmarks above; "
+        parts.append(f"compute the {counted(uncomputed, 'benchmark vector')} SQL lacks (extra benchmarks above; "
                      "`taskspace reindex` alone would drop them)")
     if pending:
-        parts.append(f"index the results ingested since the last indexing pass (benchmark(s) {_named(pending)}): it "
+        parts.append(f"index the results ingested since the last indexing pass ({'benchmark' if len(pending) == 1 else 'benchmarks'} {_named(pending)}): it "
                      "solves their models, computes the benchmark vectors and rebuilds the prompts and benchmarks above "
                      "(`taskspace reindex` would rebuild the prompts alone)")
     if unsolved:  # before: check said clean, these models in no search until a pass
-        parts.append(f"solve the {len(unsolved)} model(s) whose results were ingested since their vector was solved, "
+        parts.append(f"solve the {counted(len(unsolved), 'model')} whose results were ingested since their vector was solved, "
                      f"or that have none ({_named(unsolved)}): they are in no search until it does")
     if resultless:  # before: check said nothing of them (clean after the `taskspace reindex` it advised)
-        parts.append(f"remove the {len(resultless)} model(s) whose results are no longer stored ({_named(resultless)}): "
+        parts.append(f"remove the {counted(len(resultless), 'model')} whose results are no longer stored ({_named(resultless)}): "
                      "their vectors and points stay in every search until it does")
     if refit:  # a map an older taskspace fitted (Drift.refit): before, check said clean; a rebuild leaves the map
         parts.append(f"fit the calibration map of space {', '.join(refit)} again (fitted by an older taskspace, above): "
                      "every model is solved once, so intervals are computed as a fresh index computes them")
     if unpushed:  # before: "run `taskspace reindex`", a rebuild of every model's point for these
-        parts.append(f"push the points of the {len(unpushed)} model(s) whose metadata, name or aliases were written "
+        parts.append(f"push the points of the {counted(len(unpushed), 'model')} whose metadata, name or aliases were written "
                      f"since their last push ({_named(unpushed)}): every pass pushes them, in every space")
     if not parts:
         return None

@@ -375,12 +375,10 @@ def _name(value):
 def _licence(value):
     """A ``--license`` value's problem: a name's (:func:`indexer.records.name_problem`), or commas and spaces alone, which name no license
     (the library splits a value at its commas, :class:`indexer.find.Filters`, and refuses one naming none)."""
-    from .find import licence_names
+    from .find import licence_names, no_licence
     from .records import name_problem
 
-    return name_problem(value) or (None if licence_names(value) else
-                            "names no license (commas, spaces or invisible characters alone); give a license "
-                            "name such as mit")
+    return name_problem(value) or (None if licence_names(value) else no_licence(value))
 
 
 _prompt_args = _texts_option(_text)
@@ -599,7 +597,7 @@ def _with_note(caption: str | None, metas) -> str | None:
 def _print_result(result) -> None:
     q = result.query
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
-            f"{count(q['prompts'])} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
+            counted(q['prompts'], 'example prompt', grouped=True) if q["kind"] == "prompts" else "the prompt")
     if not result.results:
         if q.get("offset") and q.get("total"):  # the ranking has fewer models than the offset skips: how many, as
             # `taskspace models --offset` says (before, not how many, nor where the last page is)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .cli_index import (FILTER_OPTION, METRIC_OPTION, MODEL_OPTION, PROMPTS_OPTION, each, format_option, metric_values,
                         one_value, reading_options)
+from .errors import counted
 
 app = typer.Typer(help="The sources the indexing pass reads ($TASKSPACE_HOME/sources.toml).\n\n"
                        "Examples:\n\n"
@@ -132,7 +133,6 @@ def stored(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
 
       taskspace sources stored --json
     """
-    from .cli_find import count
     from .cli_index import echo_json
     from .ingest import stored_sources
 
@@ -144,7 +144,7 @@ def stored(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
         typer.echo("no results stored yet (`taskspace index` or `taskspace ingest` stores them)")
     for r in rows:
         rev = (r["revision"] or "-")[:12]
-        typer.echo(f"{r['location']}  {r['kind']}  revision {rev}  {count(r['outcomes'])} outcome cell(s)")
+        typer.echo(f"{r['location']}  {r['kind']}  revision {rev}  {counted(r['outcomes'], 'outcome cell', grouped=True)}")
 
 
 @app.command("drop")
@@ -158,11 +158,10 @@ def drop(location: str = typer.Argument(..., metavar="LOCATION", help="A stored 
       taskspace sources drop /data/results/old-run
     """
     from . import sourcelist
-    from .cli_find import count
     from .ingest import drop_source
 
     got = drop_source(location)
-    typer.echo(f"dropped {got['location']} ({count(got['outcomes'])} outcome cell(s)); the next `taskspace index` re-solves "
+    typer.echo(f"dropped {got['location']} ({counted(got['outcomes'], 'outcome cell', grouped=True)}); the next `taskspace index` re-solves "
                "the models they touched and removes those left without results")
     for c in sourcelist.reading(got["location"], sourcelist.load(_file())):
         typer.echo(f"note: {c.spec} is still configured, so the next pass reads it again "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from .cli_find import _name_option
+from .errors import counted
 
 app = typer.Typer(help="The embedding spaces of this home (one per encoder and method indexed or pulled): `taskspace "
                        "spaces` lists each one's encoder, method, dimension, models, how many are stale and the command "
@@ -66,7 +67,7 @@ def _show(as_json: bool) -> None:
         if i.read_only:
             stale = "stale: - (pulled, read-only)"
         elif i.stale:
-            stale = (f"stale: {count(i.stale)} model(s) whose results changed since their vector was solved ("
+            stale = (f"stale: {counted(i.stale, 'model', grouped=True)} whose results changed since their vector was solved ("
                      + ("the next `taskspace index` re-solves them)" if i.configured else
                         f"not the configured space, so no pass updates it: `{i.update}` re-solves it)" if i.update else
                         "not the configured space, and no setting of this taskspace builds it: no pass updates it)"))
@@ -118,7 +119,6 @@ def drop(
       taskspace spaces drop all-minilm-l6-v2-3f2a9c1b0d
     """
     from .cli_index import echo_json, interrupt_on_sigterm
-    from .errors import counted
     from .spaces import drop_space
     from .store.vectors import VectorStore
     from .sync import open_sql_of_index

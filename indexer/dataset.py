@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ConfigError, InputError, UnknownSpaceError, arg
+from .errors import ConfigError, InputError, UnknownSpaceError, arg, counted, noun
 from .records import parameter_count
 
 SPACES = "spaces.parquet"
@@ -353,7 +353,7 @@ class _Errors:
     def raise_if_any(self, root) -> None:
         if self.items:
             more = f" (and {len(self.items) - MAX_REPORTED} more)" if len(self.items) > MAX_REPORTED else ""
-            raise InputError(f"{len(self.items)} problem(s) in the records, nothing was imported: "
+            raise InputError(f"{counted(len(self.items), 'problem')} in the records, nothing was imported: "
                              + "; ".join(self.items[:MAX_REPORTED]) + more
                              + (f"; {_INCOMPLETE}" if self.incomplete else ""), item=str(root))
 
@@ -377,7 +377,7 @@ def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
         return None
     missing = [c for c in columns if c not in table.column_names]
     if missing:
-        errors.add(name, f"missing column(s) {', '.join(missing)}")
+        errors.add(name, f"missing {noun(len(missing), 'column')} {', '.join(missing)}")
         return None
     # each column taskspace writes must hold (or cast safely to) the type it writes (int32 read as int64 is fine, a
     # string where a list of floats belongs is not): the checks below read values of those types
@@ -391,7 +391,7 @@ def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
         except (ArithmeticError, NotImplementedError, TypeError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
             wrong.append(f"{c} is {table.schema.field(c).type}, not {written.field(c).type}")
     if wrong:
-        errors.add(name, f"column(s) of the wrong type: {'; '.join(wrong)} (not the records `taskspace publish` "
+        errors.add(name, f"{noun(len(wrong), 'column')} of the wrong type: {'; '.join(wrong)} (not the records `taskspace publish` "
                    "writes, or a damaged copy: fetch the record set again)")
         return None
     return table
@@ -562,7 +562,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         raise InputError(f"{SPACES} lists no space: nothing to pull", item=str(root))
     twice = sorted({k for k in known if known.count(k) > 1})
     if twice:
-        raise InputError(f"{SPACES} lists space(s) {', '.join(map(str, twice))} more than once", item=str(root))
+        raise InputError(f"{SPACES} lists {noun(len(twice), 'space')} {', '.join(map(str, twice))} more than once", item=str(root))
     _check_wanted(known, spaces)
     b_rows = [dict(r, vector=None) for r in bt.drop_columns(["vector"]).to_pylist()]
     b_dims = []
@@ -688,7 +688,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         if mt is not None:
             mrows = mt.drop_columns(["vector"]).to_pylist()
             if r.get("n_models") is not None and int(r["n_models"]) != len(mrows):  # publish writes n_models = rows
-                errors.add(mname, f"holds {len(mrows)} model record(s), but {SPACES} counts {int(r['n_models'])} for "
+                errors.add(mname, f"holds {counted(len(mrows), 'model record')}, but {SPACES} counts {int(r['n_models'])} for "
                            f"space {spec.name}: the copy is incomplete or mixed (a file from another publish); fetch "
                            "the whole record set again")
             labels = [f"model {m['model']}" for m in mrows]
@@ -753,7 +753,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         qname = prompts_file(spec.name)
         indexed = _indexed(b_rows, spec.name)
         if indexed and not (root / qname).is_file():
-            errors.add(qname, f"file is missing, though {BENCHMARKS} counts {indexed} indexed prompt(s) in space "
+            errors.add(qname, f"file is missing, though {BENCHMARKS} counts {counted(indexed, 'indexed prompt')} in space "
                        f"{spec.name}: the copy is incomplete; fetch the whole record set again")
         if (root / qname).is_file():
             qt = _read_table(root, qname, PROMPT_COLUMNS, errors)
@@ -808,7 +808,7 @@ def _coverage(masks: dict[str, tuple[int, bytes]], hashes: list, pname: str, err
     for key, (j, raw) in masks.items():
         where = f"{pname}: row {j} (pattern {key})"
         if len(raw) != (n + 7) // 8:
-            errors.add(where, f"observed has {len(raw)} byte(s), not one bit per prompt row ({(n + 7) // 8} bytes)")
+            errors.add(where, f"observed has {counted(len(raw), 'byte')}, not one bit per prompt row ({(n + 7) // 8} bytes)")
             continue
         bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").astype(bool)
         if bits[n:].any():

@@ -339,7 +339,14 @@ def counted(n: int, word: str, plural: str | None = None, *, grouped: bool = Fal
     ``"3 models"`` (``plural`` for a noun not made by adding "s"; ``grouped`` writes the count with thousands
     separators, ``"32,823 models"``, as the CLI's tables and their notes do). The one helper of the CLI's and the logs'
     counts: before, "added 1 models" and "1 models indexed", and elsewhere "1 model(s)"."""
-    return f"{f'{n:,}' if grouped else n} {word if n == 1 else plural or word + 's'}"
+    return f"{f'{n:,}' if grouped else n} {noun(n, word, plural)}"
+
+
+def noun(n: int, word: str, plural: str | None = None) -> str:
+    """The noun :func:`counted` writes after ``n``, without the count: ``noun(1, "column")`` -> ``"column"``,
+    ``noun(2, "column")`` -> ``"columns"``, for a message that lists the items in place of counting them ("missing
+    columns model, score"; before, "missing column(s) model, score")."""
+    return word if n == 1 else plural or word + "s"
 
 
 def one_line(text: str) -> str:

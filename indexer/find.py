@@ -90,7 +90,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
-from .errors import DimensionError, InputError, NotFoundError, StoreError
+from .errors import DimensionError, InputError, NotFoundError, StoreError, counted, noun
 from .records import INVISIBLE_ONLY, invisible_only, is_blank, name_problem, strip_invisible, text_problem
 from .sources.common import example_value, values_listed
 from .sync import gated_known, license_text
@@ -194,6 +194,18 @@ def licence_names(value: str) -> list[str]:
     return [strip_invisible(p).lower() for p in value.split(",") if not is_blank(p)]
 
 
+def no_licence(value: str, said: str | None = None) -> str:
+    """What a license filter's value naming no license (:func:`licence_names` gives none: empty, or commas, spaces and
+    invisible characters alone) is told, after the name of the value (``licenses[1]``, ``--license``'s ``' , '``):
+    ``said``, the value as its reader wrote it (Python's ``repr`` to the library, JSON to an HTTP client; the CLI
+    names it before), said in the brackets. One wording for the library, ``POST /v1/find``, ``GET /v1/models`` and
+    the CLI; before, ``POST /v1/find`` said "licenses[1] must be a license name such as mit (not blank, not commas
+    alone), not \" \"" where ``indexer.find_models`` said "licenses[1] must be a non-empty license name, not ' '" for a
+    blank one and "licenses[1] names no license (...)" for commas."""
+    why = "empty" if not value else "commas, spaces or invisible characters alone"
+    return f"names no license ({why}{f': {said}' if said else ''}); give a license name such as mit"
+
+
 @dataclass
 class Filters:
     """What the candidates must satisfy (every field optional; all must hold). Each becomes a Qdrant payload
@@ -237,22 +249,17 @@ class Filters:
                 if not isinstance(x, str):
                     raise InputError(f"licenses[{i}] must be a license name (a string), not {x!r}",
                                      item=f"filters.licenses[{i}]")
-                if not x.strip():
-                    raise InputError(f"licenses[{i}] must be a non-empty license name, not {x!r}",
-                                     item=f"filters.licenses[{i}]")
-                if name_problem(x):
+                if x.strip() and name_problem(x):
                     raise InputError(f"licenses[{i}] {x[:40]!r} {name_problem(x)}",
                                      item=f"filters.licenses[{i}]")
+                if not licence_names(x):
+                    raise InputError(f"licenses[{i}] {no_licence(x, repr(x[:40]))}", item=f"filters.licenses[{i}]")
             # a model card naming several licenses is stored (and shown) as "apache-2.0,mit", its point holding each
             # (indexer.sync.license_payload): no point holds a text with a comma, so a value given as the answers show
             # it ("apache-2.0,mit", "mit, apache-2.0") is the licenses it names (before: it matched nothing)
             # and in lower case, as the Hub's license ids are and taskspace stores a card's (indexer.hub): `--license
             # MIT` is `mit` (before, a filter in another case than the stored text matched nothing)
             parts = [licence_names(x) for x in self.licenses]
-            for i, (x, ps) in enumerate(zip(self.licenses, parts)):
-                if not ps:
-                    raise InputError(f"licenses[{i}] names no license (commas, spaces or invisible characters alone: "
-                                     f"{x[:40]!r}); give a license name such as mit", item=f"filters.licenses[{i}]")
             self.licenses = list(dict.fromkeys(p for ps in parts for p in ps)) or None
         for name in ("min_params", "max_params"):
             v = getattr(self, name)
@@ -322,7 +329,7 @@ class Filters:
             close = list(dict.fromkeys(c for c in close if c))
             hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
             # one unknown key is the item itself (as a bad value of a known one is: filters.licenses)
-            said = f"unknown filter(s) [{values_listed(unknown)}]{hint}; known: {', '.join(sorted(known))}"
+            said = f"unknown {noun(len(unknown), 'filter')} [{values_listed(unknown)}]{hint}; known: {', '.join(sorted(known))}"
             err = InputError(said, item=f"filters.{unknown[0]}" if len(unknown) == 1 else "filters")
             if len(err.item) > len(example_value(err.item)):  # a long name: said once, cut (not whole, before it)
                 err.args = (said,)
@@ -750,8 +757,8 @@ def check_not_drifted(store, space, name: str, vectors=None) -> None:
                                               or vectors.home_given(name))
         if other is not None:
             raise StoreError(other)
-        raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "
-                         "vector(s): the index has drifted; `taskspace check` reports it, `taskspace reindex` "
+        raise StoreError(f"the index of space {name} answered no model, though the database holds "
+                         f"{counted(n, 'model vector')}: the index has drifted; `taskspace check` reports it, `taskspace reindex` "
                          "rebuilds it from the database")
 
 

@@ -1193,7 +1193,26 @@ def _malformed_answer(exc: Exception) -> bool:
     building = {getattr(cls.__dict__.get(name), "__code__", None)
                 for cls in (hf_api.ModelInfo, hf_api.DatasetInfo, hf_api.CommitInfo, hf_api.RepoUrl)
                 for name in ("__init__", "__post_init__")} - {None}
-    return any(code in building for code in frames)
+    return any(code in building for code in frames) or frames[-1] in _answer_checks()
+
+
+def _answer_checks() -> set:
+    """The code of the functions in which huggingface_hub checks an answer of a commit (``create_commit``: the
+    preupload answer, the LFS batch answer and its upload actions, a multipart upload's part URLs and ETags) and raises
+    a plain ValueError when it is not of the shape expected ("preupload_info is improperly formatted", "Malformed
+    response from server"): such a ValueError raised there (the innermost frame) is the Hub's answer, not our call.
+    Before, ``taskspace publish`` to a Hub answering so ended with that ValueError's traceback (found reading the
+    commit path of huggingface_hub beside :func:`_malformed_answer`, which counted only the answer objects' own
+    constructors)."""
+    import inspect
+
+    from huggingface_hub import _commit_api, lfs
+
+    funcs = [getattr(lfs, n, None) for n in ("post_lfs_batch_info", "lfs_upload", "_validate_lfs_action",
+                                             "_validate_batch_actions", "_validate_batch_error",
+                                             "_get_sorted_parts_urls", "_get_completion_payload")]
+    funcs.append(getattr(_commit_api, "_validate_preupload_info", None))
+    return {getattr(inspect.unwrap(f), "__code__", None) for f in funcs if f is not None} - {None}
 
 
 def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: str, has_token: bool):

@@ -43,7 +43,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, noun
 
 ALIASES_FILE = Path(__file__).parent / "data" / "aliases.toml"
 USER_FILE = "aliases.toml"  # in TASKSPACE_HOME
@@ -111,7 +111,7 @@ class AliasTable:
             raise InputError(f"cannot read the alias file: {exc}", file=str(path)) from exc
         unknown = set(data) - {"hub", "api"}
         if unknown:
-            raise InputError(f"unknown section(s) {sorted(unknown)}; use [hub] and [api]", file=str(path))
+            raise InputError(f"unknown {noun(len(unknown), 'section')} {sorted(unknown)}; use [hub] and [api]", file=str(path))
         for section in ("hub", "api"):  # `hub = 5`: a value where a table belongs
             if section in data and not isinstance(data[section], dict):
                 raise InputError(f"{section} must be a table ([{section}]), not {type(data[section]).__name__}; see "

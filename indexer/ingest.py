@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import (READING_FOR, ConfigError, HiddenRepoError, HubError, IndexerError, InputError, NotFoundError,
-                     accept_partial_advice, arg, once_more_if_lost, source_hint, traceback_advice)
+                     accept_partial_advice, arg, counted, noun, once_more_if_lost, source_hint, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo, ToDict
 
 log = logging.getLogger(__name__)
@@ -785,7 +785,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
             log_.add(where, None, f"prompt {example_value(o.prompt_id)} of {example_value(o.model)}: {bad}; its outcomes "
                      "are dropped", bad)
     for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
-        log_.add(where, None, f"{what} {example_value(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
+        log_.add(where, None, f"{what} {example_value(name)}: name {name_problem(name)}; its {counted(n, 'outcome')} {noun(n, 'is', 'are')} dropped"
                  + ((": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME"
                      f"{source_hint('model', 'NAME')})" if READING_FOR.get() == "ingest" else
                      ": fix it in the source (`taskspace evaluate` has no --model to name it otherwise)")

@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, counted, noun
 from .records import SourceBatch, prompt_hash
 
 __all__ = ["OutcomeMatrix", "from_batch", "from_arrays", "merge"]
@@ -80,7 +80,8 @@ class OutcomeMatrix:
             j = int(np.flatnonzero(missing)[0])
             text = " ".join(self.texts[j].split())
             raise InputError(
-                f"{int(missing.sum())} prompt(s) lack the field {group_by!r} (in {len(where)} benchmark(s): "
+                f"{counted(int(missing.sum()), 'prompt')} {noun(int(missing.sum()), 'lacks', 'lack')} the field {group_by!r} "
+                f"(in {counted(len(where), 'benchmark')}: "
                 f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''}; the first: "
                 f"{text[:60] + '...' if len(text) > 60 else text!r}); group by a field every prompt has")
         return values

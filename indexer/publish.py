@@ -219,7 +219,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
     for sp in spaces:  # vectors of results no longer held: a source dropped since the space's last pass
         gone = orphans[sp.id]
         if gone:
-            raise InputError(f"space {space_name(sp)} holds the vectors of {len(gone)} model(s) whose results are no "
+            raise InputError(f"space {space_name(sp)} holds the vectors of {counted(len(gone), 'model')} whose results are no "
                              f"longer stored ({', '.join(g[:80] for g in gone[:3])}{', ...' if len(gone) > 3 else ''}): their source "
                              "was dropped, so their records would be published under no source and licence; index "
                              f"that space first, which removes them (`TASKSPACE_METHOD={sp.method} taskspace index`)"
@@ -780,10 +780,15 @@ def _index_prompts(vectors, rec) -> int:
 
 def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=None) -> PullResult:
     """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
-    writes (BusyError, exit 6, while an indexing pass runs)."""
+    writes (BusyError, exit 6, while an indexing pass runs). A ``space`` of blanks or invisible characters alone is
+    bad input naming ``space`` (before, ``space=" "`` was looked up, "not a space of the records", and ``space=""``
+    pulled every space), checked before anything is fetched; the spaces around a name are dropped."""
     from .ingest import spec_text
+    from .sync import space_text
 
     t0 = time.perf_counter()
+    if space is not None:
+        space = space_text(space, names="index name", lists=f"the record set's {dataset.SPACES}")
     spec = spec_text(spec)
     using = contextlib.nullcontext()
     if spec.startswith("hub:"):  # from the download to the reading: no other process's keep_only removes the files
@@ -916,7 +921,7 @@ def _warn_writable(store, space_id: int, origin: str) -> None:
     log.warning("pull: this home holds raw results, so space %s pulled from %s is not read-only: `%s` solves it from "
                 "this home's results, replacing the publisher's vectors%s; pull into a TASKSPACE_HOME of its own to "
                 "keep the publisher's records as they are", space_name(sp), origin, cmd,
-                f", and removes the {lost} of the {total} pulled model(s) measured nowhere here" if lost else "")
+                f", and removes the {lost} of the {counted(total, 'pulled model')} measured nowhere here" if lost else "")
 
 
 def _with_centres(rec):

@@ -48,7 +48,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .errors import DimensionError, InputError, NotFoundError
+from .errors import DimensionError, InputError, NotFoundError, counted
 from .features import MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, mc_covariates, n_features, split_options, text_features
 
 __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_from_neighbours", "feature_set",
@@ -247,7 +247,7 @@ def design(E: np.ndarray, texts: Sequence[str] | None, space_or_params) -> np.nd
     texts = _texts(texts)
     E = np.atleast_2d(np.asarray(E))
     if len(texts) != E.shape[0]:
-        raise DimensionError(f"{len(texts)} text(s) for {E.shape[0]} embedding row(s)")
+        raise DimensionError(f"{counted(len(texts), 'text')} for {counted(E.shape[0], 'embedding row')}")
     if name in (MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2):
         F = _split_covariates([split_options(t) for t in texts])
     else:
@@ -278,7 +278,7 @@ def lift(X: np.ndarray, space, texts: Sequence[str] | None = None) -> np.ndarray
     name = feature_set(space)
     if name and texts is None:
         raise InputError(f"the space's vectors carry the prompt features {name!r}: lift needs the texts of the "
-                         f"{X.shape[0]} prompt vector(s) as well (texts=...)")
+                         f"{counted(X.shape[0], 'prompt vector')} as well (texts=...)")
     X = design(X, texts, space).astype(np.float32, copy=False)
     return add_intercept(X, space)
 

@@ -62,6 +62,8 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from .errors import counted, noun
+
 log = logging.getLogger(__name__)
 
 WEB = Path(__file__).resolve().parent / "web"
@@ -613,7 +615,7 @@ class Service:
                 f"; the last {last.get('status')}"
                 + (f" ({last['error']})" if last.get("error") else "")
                 # which run, and where its errors are read (before: "partial", no more)
-                + (f" (run {last.get('run_id')}: {last['errors']} error(s), listed by `taskspace runs`)"
+                + (f" (run {last.get('run_id')}: {counted(last['errors'], 'error')}, listed by `taskspace runs`)"
                    if last.get("errors") else "")
                 + f", {last['seconds']:.1f} s, its index published in {last['publish_seconds']:.2f} s" if last else "")
             if not alive and self.worker_stopped:  # the thread ended by itself: that it stopped, why and what to do
@@ -661,8 +663,6 @@ class Service:
                     # "the index is empty: stop this server, run `taskspace index`", for a whole index and a lost database)
                     checks["index"] = {"ok": False, "detail": "cannot be checked: the SQL store cannot be read (see sql)"}
                 else:
-                    from .errors import counted
-
                     checks["index"] = {"ok": n > 0, "detail": f"{counted(n, 'model')} indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
@@ -769,7 +769,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         nameless = (f"a query parameter has no name (={request.query_params['']}): write it as name=value"
                     if "" in unknown else None)
         named = [n for n in unknown if n]
-        said = "; ".join(s for s in (named and f"unknown query parameter(s) {named}", nameless) if s)
+        said = "; ".join(s for s in (named and f"unknown query {noun(len(named), 'parameter')} {named}", nameless) if s)
         raise ApiError(422, "invalid_request", f"{said}; {hint}", named[0] if named else None)
 
     async def names_once(request: Request) -> None:
@@ -1737,7 +1737,7 @@ def _check_json_types(args: dict) -> None:
     saying what it takes and what was sent in JSON's words (:data:`_FIND_TYPES`). Before, the library's Python words
     came back: "licenses must be ... not int", "True is not a parameter count", "a license must be a non-empty
     string" for a number, "open_only must be true or false, not None"."""
-    from .find import MAX_PREFER_SMALLER, licence_names
+    from .find import MAX_PREFER_SMALLER, licence_names, no_licence
 
     def refuse(field: str, name: str, takes: str, value) -> None:
         takes = takes.replace("{max_prefer:g}", f"{MAX_PREFER_SMALLER:g}")
@@ -1768,14 +1768,16 @@ def _check_json_types(args: dict) -> None:
             at = "licenses" if isinstance(lic, str) else f"licenses[{i}]"
             if not isinstance(v, str):
                 refuse(f"filters.{at}", at, "a license name (a string)", v)
-            if not licence_names(v):
-                refuse(f"filters.{at}", at, "a license name such as mit (not blank, not commas alone)", v)
+            if not licence_names(v):  # in the library's words, with the value as JSON writes it
+                raise ApiError(422, "invalid_input", f"{at} {no_licence(v, _json_said(v))}", f"filters.{at}")
 
 
 def _check_space(sp) -> None:
     """A ``space`` given (the body's field, the ``?space=`` parameter) is a non-empty string or (in the body) a space's
     SQL id as a JSON integer (the ``id`` ``GET /v1/spaces`` lists; before, 422 "not a number", though the id is what
-    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it: blanks and invisible characters alone name none."""
+    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it: blanks and invisible characters alone name none.
+    The listing it points to is the client's, ``GET /v1/spaces`` (before, "as `taskspace spaces` and GET /v1/spaces
+    list them": a command an HTTP client cannot run, beside the endpoint)."""
     import json
 
     from .records import INVISIBLE_ONLY, is_blank
@@ -1787,7 +1789,7 @@ def _check_space(sp) -> None:
         said = (_json_type(sp) if not isinstance(sp, str) else "an empty string" if not sp.strip() else
                 f"{json.dumps(sp[:40])}, which holds {INVISIBLE_ONLY}")  # escaped: the characters show
         raise ApiError(422, "invalid_request", f"space must be a space's name or id (a non-empty string, or the id as an "
-                       f"integer, as `taskspace spaces` and GET /v1/spaces list them), not {said}", "space")
+                       f"integer, as GET /v1/spaces lists them), not {said}", "space")
 
 
 def _whole(value):
@@ -2124,7 +2126,7 @@ def _cors_middleware():
                 refused.append(("access-control-request-method", f"method {method!r} is not allowed (it allows "
                                 f"{', '.join(self.allow_methods)})"))
             if not self.allow_all_headers and (bad := [h for h in asked if h and h not in self.allow_headers]):
-                refused.append(("access-control-request-headers", f"header(s) {', '.join(map(repr, bad))} not allowed "
+                refused.append(("access-control-request-headers", f"{noun(len(bad), 'header')} {', '.join(map(repr, bad))} not allowed "
                                 f"(it allows {', '.join(self.allow_headers)})"))
             if request_headers.get("access-control-request-private-network") is not None and \
                     not self.allow_private_network:

@@ -47,7 +47,7 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import SOURCE_OPTIONS, ConfigError, IndexerError, arg
+from .errors import SOURCE_OPTIONS, ConfigError, IndexerError, arg, noun
 from .ingest import hub_repo_key, is_limit, spec_kind, spec_text
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ def load(path: Path | str) -> list[SourceSpec]:
                           "configured sources: fix or delete it") from None
     stray = sorted(set(data) - {"source"})
     if stray:  # `[[sources]]` (a typo) was ignored: "no sources configured" and every pass indexed nothing
-        raise ConfigError(f"{path}: unknown key(s) {stray} at the top level; a source is a [[source]] table (with "
+        raise ConfigError(f"{path}: unknown {noun(len(stray), 'key')} {stray} at the top level; a source is a [[source]] table (with "
                           f"spec, and optionally format, limit, {', '.join(OPTIONS)}): fix or delete the file")
     items = data.get("source", [])
     if not isinstance(items, list):
@@ -200,7 +200,7 @@ def load(path: Path | str) -> list[SourceSpec]:
             raise ConfigError(f"{path}: source #{n} needs a 'spec' (a path, hub:ORG/REPO or hub-org:ORG)")
         unknown = set(item) - _KEYS
         if unknown:
-            raise ConfigError(f"{path}: source #{n} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
+            raise ConfigError(f"{path}: source #{n} has unknown {noun(len(unknown), 'key')} {sorted(unknown)}; allowed: {sorted(_KEYS)}")
         limit = item.get("limit")
         if limit is not None and not is_limit(limit):
             raise ConfigError(f"{path}: source #{n} limit must be a positive integer")

@@ -73,6 +73,21 @@ log = logging.getLogger(__name__)
 SNIPPET = 300
 
 
+def space_text(space, *, names: str = "index name, SQL id or encoder name", lists: str | None = None) -> str:
+    """``space`` as a name: the spaces and invisible characters around it dropped (``" 1 "`` is ``"1"``). Blanks or
+    invisible characters alone name no space: bad input (an :class:`~indexer.errors.InputError`, a ValueError naming
+    ``space``), as a blank benchmark is, not looked up. ``names``: what a space is named by where it is looked up;
+    ``lists``: what lists them (default: :func:`indexer.find.lister`'s words for the reader)."""
+    s = strip_invisible(str(space))
+    if not s:
+        from .errors import InputError
+        from .find import lister
+
+        raise InputError(f"space must be a space's {names}, not {str(space)[:40]!r} (blank, or only invisible "
+                         f"characters); {lists or lister('space')} lists them", item="space")
+    return s
+
+
 def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | None = None) -> list:
     """Every SQL space (``space`` None), or the one ``space`` names (see the module docstring); a space record
     is returned as it is. :class:`UnknownSpaceError` (a NotFoundError, exit 2: a usage error) listing the spaces when
@@ -95,13 +110,7 @@ def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | N
                          item="space")
     # spaces and invisible characters around a name are no part of it, as a benchmark's or a filter's (before: `" 1 "`
     # was "not a known space")
-    s = strip_invisible(str(space))
-    if not s:  # blanks or invisible characters alone name no space: bad input, as a blank benchmark is (not looked up)
-        from .errors import InputError
-        from .find import lister
-
-        raise InputError(f"space must be a space's index name, SQL id or encoder name, not {str(space)[:40]!r} (blank, "
-                         f"or only invisible characters); {lister('space')} lists them", item="space")
+    s = space_text(space)
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
         # the encoder's name, whole or after a "/" (all-MiniLM-L6-v2 for sentence-transformers/all-MiniLM-L6-v2): a

@@ -33,7 +33,9 @@ under ``prefix`` send their headers (the whole Content-Length) and half the body
 connection reset mid-file). ``server.slow(prefix, seconds)``: file answers under ``prefix`` send their body 1 KB at a
 time, ``seconds`` apart (a server trickling its bytes, each read well within any read timeout).
 ``server.garble(prefix, n)``: the next ``n`` answers under ``prefix`` are 200 with a
-body that is not JSON (a proxy's error page, a broken mirror).
+body that is not JSON (a proxy's error page, a broken mirror). ``server.misanswer(prefix, body, n)``: the next ``n``
+answers under ``prefix`` (GET or POST) are 200 with the JSON ``body``, of a shape huggingface_hub does not expect (a
+preupload answer whose ``files`` is no list, an LFS batch answer without ``objects``).
 
 Writing (what ``HfApi.create_repo`` / ``create_commit`` / ``upload_folder`` send): ``POST /api/repos/create`` (JSON
 ``{name, organization, type, visibility}``; 409 when it exists), ``POST /api/validate-yaml``, ``GET /api/whoami-v2``,
@@ -74,6 +76,7 @@ class HubServer:
         self._drops: list[list] = []
         self._cuts: list[list] = []
         self._garbles: list[list] = []
+        self._misanswers: list[list] = []
         self.slows: dict[str, float] = {}
         self.tampered: dict[str, dict] = {}
         self.tokens: dict[str, str] = {}
@@ -149,6 +152,18 @@ class HubServer:
     def garble(self, prefix: str, n: int) -> None:
         with self._lock:
             self._garbles.append([prefix, n])
+
+    def misanswer(self, prefix: str, body, n: int = 1) -> None:
+        with self._lock:
+            self._misanswers.append([prefix, n, body])
+
+    def _misanswer_for(self, path: str):
+        with self._lock:
+            for m in self._misanswers:
+                if path.startswith(m[0]) and m[1] > 0:
+                    m[1] -= 1
+                    return m[2]
+        return None
 
     def _drop_for(self, path: str, drops: list | None = None) -> bool:
         with self._lock:
@@ -399,6 +414,9 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization")
         self.hub.log.append(("POST", path, bool(auth)))
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        wrong = self.hub._misanswer_for(path)
+        if wrong is not None:  # 200 with JSON of a shape the client does not expect
+            return self._send(200, json.dumps(wrong).encode(), {"Content-Type": "application/json"})
         fault = self.hub._fault_for(path)
         if fault is not None:
             return self._send(fault, b"{}", {"Retry-After": "0"})
@@ -463,6 +481,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(307, b"", {"Location": moved + (f"?{url.query}" if url.query else "")}, head)
         if self.hub._drop_for(path, self.hub._garbles):  # 200 with a body that is not JSON
             return self._send(200, b"<html><body>502 Bad Gateway</body></html>", {"Content-Type": "text/html"}, head)
+        wrong = self.hub._misanswer_for(path)
+        if wrong is not None:
+            return self._send(200, json.dumps(wrong).encode(), {"Content-Type": "application/json"}, head)
         fault = self.hub._fault_for(path)
         if fault is not None:
             status, headers = fault if isinstance(fault, tuple) else (fault, None)

@@ -520,7 +520,7 @@ def test_a_model_name_no_database_takes_is_one_error_showing_its_start_not_a_lin
     # (its start and end, cut by the one function every ingest message quotes a value with: example_value)
     assert e.message.startswith("model 'org/xxx") and "xxx' (5,000 characters): name is longer than 512 characters " \
         "(5000)" in e.message, e.message
-    assert "its 42 outcome(s) are dropped" in e.message and "--model NAME" in e.message and len(e.message) < 300
+    assert "its 42 outcomes are dropped" in e.message and "--model NAME" in e.message and len(e.message) < 300
     assert s.sources == 0 and store.load_outcomes().models == []
     again = ingest(str(out), store=store, fetch_metadata=False, model="org/short")
     assert again.errors == [] and store.load_outcomes().models == ["org/short"]
@@ -647,7 +647,7 @@ def test_a_json_line_cut_short_or_of_nul_bytes_says_so_where_and_what_to_do(stor
     s = ingest(str(out), store=store, fetch_metadata=False)
     errs = {e.line: e.message for e in s.errors if e.file == str(f)}
     assert sorted(errs) == [3, len(lines)], s.errors
-    assert errs[3].startswith("malformed JSON line: it holds 64 NUL byte(s)") and "copy or export the file again" in errs[3]
+    assert errs[3].startswith("malformed JSON line: it holds 64 NUL bytes") and "copy or export the file again" in errs[3]
     cut = errs[len(lines)]
     assert cut.startswith("malformed JSON line: Unterminated string starting at column ") and cut.split("column ")[1][0].isdigit()
     assert "breaks off before its end" in cut and "export or copy the file again" in cut
@@ -763,7 +763,7 @@ def test_a_prompts_file_holding_its_rows_under_a_key_says_how_to_write_them(stor
     (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 4)))
     s = ingest(str(d), store=store, fetch_metadata=False)
     (e,) = [e for e in s.errors if e.file == str(d / "prompts.json")]
-    assert e.line == 1 and "one JSON object holding 4 row(s) under 'prompts'" in e.message
+    assert e.line == 1 and "one JSON object holding 4 rows under 'prompts'" in e.message
     assert "write them as a JSON array" in e.message
     assert s.sources == 0 and store.load_outcomes().models == []
     (d / "prompts.json").write_text(json.dumps(rows))
@@ -771,8 +771,8 @@ def test_a_prompts_file_holding_its_rows_under_a_key_says_how_to_write_them(stor
 
 
 @pytest.mark.parametrize("name, nested, said", [
-    ("prompts.json", True, "one JSON object holding 30 row(s) under 'prompts' spread over 154 lines"),
-    ("prompts.jsonl", True, "one JSON object holding 30 row(s) under 'prompts' spread over 154 lines"),
+    ("prompts.json", True, "one JSON object holding 30 rows under 'prompts' spread over 154 lines"),
+    ("prompts.jsonl", True, "one JSON object holding 30 rows under 'prompts' spread over 154 lines"),
     ("prompts.jsonl", False, "one JSON array of 30 item(s) spread over 152 lines"),
 ])
 def test_a_pretty_printed_json_prompts_file_is_one_error_saying_so_not_one_per_line(store, tmp_path, name, nested,
@@ -1198,7 +1198,7 @@ def test_a_table_written_by_pandas_to_json_without_orient_records_is_one_error_s
         (e,), others = ([e for e in s.errors if e.file.endswith(".json")],
                         [e for e in s.errors if not e.file.endswith(".json")])
         assert (e.file, e.line) == (str(folder / f"{name}.json"), 1), e
-        assert f"pandas' to_json() {orient} layout" in e.message and f"{len(which)} row(s)" in e.message, e
+        assert f"pandas' to_json() {orient} layout" in e.message and (f"{len(which)} rows" if len(which) != 1 else "1 row") in e.message, e
         assert 'orient="records"' in e.message and "is an object, not" not in e.message, e
         # the outcome rows of a prompts file so written: not "is not in the prompts file" alone, as if it were read
         assert all("which could not be read (its error says why)" in r.message for r in others), others
@@ -1263,4 +1263,4 @@ def test_a_folder_of_several_zstd_tables_names_every_compressed_file(store, tmp_
     s = ingest(str(top), store=store, fetch_metadata=False)
     (e,) = s.errors
     assert e.file == str(top / "x" / "outcomes.csv.zst") and "compressed with zstd" in e.message, e
-    assert e.message.endswith("; so are 2 more file(s) of this folder: y/outcomes.csv.zst, z/outcomes.csv.zst"), e.message
+    assert e.message.endswith("; so are 2 more files of this folder: y/outcomes.csv.zst, z/outcomes.csv.zst"), e.message

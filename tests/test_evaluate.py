@@ -1160,7 +1160,7 @@ def test_data_whose_prompt_rows_were_all_rejected_names_a_prompts_row_first(tmp_
     with pytest.raises(InputError) as info:
         load_matrix(tmp_path)
     assert info.value.message.startswith(
-        f"no readable outcomes: {tmp_path / 'prompts.csv'}:2: missing field(s) benchmark (a prompt needs prompt_id, "
+        f"no readable outcomes: {tmp_path / 'prompts.csv'}:2: missing field benchmark (a prompt needs prompt_id, "
         "benchmark, text); "), info.value.message
 
 
@@ -1567,7 +1567,7 @@ def test_group_by_a_field_some_prompts_lack_names_their_benchmarks_not_a_hash():
     with pytest.raises(ConfigError) as exc:
         evaluate([SAMPLE, lm_eval], split="oos", group_by="src", sweep=False)
     said = str(exc.value)
-    assert "42 prompt(s) lack the field 'src' (in 3 benchmark(s): tiny_gen_arith, tiny_mc_science, tiny_mc_yesno" in said
+    assert "42 prompts lack the field 'src' (in 3 benchmarks: tiny_gen_arith, tiny_mc_science, tiny_mc_yesno" in said
     assert "the first: 'A baker made 24 muffins" in said and "prompt 5e37" not in said
 
 
@@ -1708,7 +1708,7 @@ def test_the_rejected_rows_warning_names_a_prompts_row_before_the_outcome_rows_i
     m = load_matrix(tmp_path)
     D = np.random.default_rng(0).normal(size=(len(m.texts), 8))
     res = evaluate(tmp_path, split="in-sample", seeds=1, matrix=m, embeddings=D, sweep=False, method="paper")
-    first = f"{tmp_path / 'prompts.csv'}:2: missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"
+    first = f"{tmp_path / 'prompts.csv'}:2: missing field benchmark (a prompt needs prompt_id, benchmark, text)"
     assert res["rejected_rows"][0] == first and any("outcomes.csv" in r for r in res["rejected_rows"][1:])
     assert f"skipped, first: {first}" in format_result(res)
 
@@ -2291,7 +2291,7 @@ def test_the_lm_eval_and_lighteval_readers_advise_evaluate_not_ingest(tmp_path):
     res.write_text(json.dumps(data))
     with pytest.raises(InputError) as info:
         load_matrix(out)
-    assert "its 42 outcome(s) are dropped" in str(info.value) and "--model" in str(info.value), str(info.value)
+    assert "its 42 outcomes are dropped" in str(info.value) and "--model" in str(info.value), str(info.value)
     assert "ingest" not in str(info.value) and "`taskspace evaluate` has no --model" in str(info.value), str(info.value)
 
 

@@ -433,7 +433,7 @@ def test_a_401_without_a_token_is_not_found_or_private_not_an_auth_failure(hub_s
     assert sleeps == []
     r = CliRunner().invoke(app, ["ingest", "hub:fake-org/deleted", "--no-metadata"])
     assert r.exit_code == 1, r.output
-    assert "1 error(s): this input was not found on the Hub, nothing was ingested" in r.output.splitlines(), r.output
+    assert "1 error: this input was not found on the Hub, nothing was ingested" in r.output.splitlines(), r.output
     assert "the dataset fake-org/deleted is not on the Hub at" in r.output and "set HF_TOKEN" in r.output
     # the metadata of a model the Hub answers 401: a warning saying so (asked again next pass: a token may be set)
     d = _one_prompt_table(tmp_path, ("fake-org/gone", 1), ("fake-org/tiny-lb-x", 0))
@@ -490,7 +490,7 @@ def test_ingest_of_a_repo_it_may_not_read_says_why_with_its_exit_code(hub_server
             monkeypatch.delenv("HF_TOKEN", raising=False)
         r = CliRunner().invoke(app, ["ingest", f"hub:{repo}", "--no-metadata"])
         assert r.exit_code == code, (repo, token, r.output)
-        assert f"1 error(s): this input was {kind}" in r.output or f"1 error(s): this input {kind}" in r.output, r.output
+        assert f"1 error: this input was {kind}" in r.output or f"1 error: this input {kind}" in r.output, r.output
         assert f"hub:{repo}: the dataset {repo} {words}" in r.output, r.output
 
 
@@ -1249,6 +1249,35 @@ def test_publish_checks_the_token_before_it_reads_the_records(hub_server, tasksp
     assert not (hub_server.root / "datasets" / "tester" / "recs").exists()
 
 
+@pytest.mark.parametrize("answers", [
+    # the preupload answer of a shape huggingface_hub refuses ("preupload_info is improperly formatted")
+    [("/api/datasets/tester/recs/preupload", {"files": "none"})],
+    [("/api/datasets/tester/recs/preupload", {"files": [{"path": "a.txt", "uploadMode": "sideways"}]})],
+    # an LFS upload whose batch answer holds no list of objects ("Malformed response from server")
+    [("/api/datasets/tester/recs/preupload", {"files": [{"path": "a.txt", "uploadMode": "lfs", "shouldIgnore": False,
+                                                          "oid": None}]}),
+     ("/datasets/tester/recs.git/info/lfs/objects/batch", {"objects": "none"})],
+])
+def test_a_commit_answered_with_json_huggingface_hub_cannot_read_is_a_hub_error(hub_server, sleeps, answers,
+                                                                                 monkeypatch):
+    """A commit (`taskspace publish`) to a Hub whose preupload or LFS batch answer is JSON of a shape huggingface_hub
+    does not expect (a broken mirror, a hostile HF_ENDPOINT): the HubError the reads give such an answer, naming the
+    dataset and the endpoint ("answered something huggingface_hub cannot read (ValueError: ...)"), nothing committed.
+    Before, huggingface_hub's plain ValueError ("preupload_info is improperly formatted", "Malformed response from
+    server") escaped, and `taskspace publish` ended with its traceback."""
+    # the LFS protocol (huggingface_hub takes Xet when hf_xet is installed, which this server does not speak)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_DISABLE_XET", True)
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    for prefix, body in answers:
+        hub_server.misanswer(prefix, body)
+    with pytest.raises(HubError) as e:
+        client.commit("tester/recs", {"a.txt": b"x"}, [], "a commit")
+    assert str(e.value).startswith(f"cannot write to tester/recs: the Hub at {hub_server.url} answered something "
+                                   "huggingface_hub cannot read (ValueError: "), str(e.value)
+    assert hub_server.commits == [] and sleeps == [], hub_server.commits
+
+
 def test_a_refused_dataset_creation_reads_as_one_sentence(hub_server, sleeps):
     """The Hub refusing to create the dataset (403: a token without rights to the organisation) says so once; before,
     "the Hub refused to let this token create the dataset the dataset ORG/NAME (403)"."""
@@ -1320,7 +1349,7 @@ def test_a_rate_limit_longer_than_the_deadline_says_how_long_the_hub_asks_to_wai
 
 def test_bad_records_of_a_hub_dataset_are_named_by_the_dataset_not_the_cache_folder(hub_server, taskspace_home):
     """`taskspace pull hub:ORG/NAME` of a dataset whose record files are damaged (a broken mirror, a hand-edited
-    upload): the error names the dataset at its commit (`hub:tester/recs@SHA: 2 problem(s) in the records ...`), with
+    upload): the error names the dataset at its commit (`hub:tester/recs@SHA: 2 problems in the records ...`), with
     `--space` too. Before, it named the Hub cache folder the files were downloaded into
     (`$TASKSPACE_HOME/hub/datasets--tester--recs/snapshots/SHA: ...`), the dataset named nowhere."""
     from indexer.errors import InputError
@@ -1334,7 +1363,8 @@ def test_bad_records_of_a_hub_dataset_are_named_by_the_dataset_not_the_cache_fol
     for space in (None, "s"):
         with pytest.raises(InputError) as e:
             pull("hub:tester/recs", space=space)
-        assert str(e.value).startswith(f"hub:tester/recs@{sha}: ") and "problem(s) in the records" in str(e.value)
+        said = ": 2 problems in the records" if space is None else ": 1 problem in the records"
+        assert str(e.value).startswith(f"hub:tester/recs@{sha}: ") and said in str(e.value), str(e.value)
         assert e.value.item == f"hub:tester/recs@{sha}"
 
 

@@ -720,7 +720,7 @@ def test_the_error_count_of_ingest_counts_the_rows_a_summary_line_stands_for(tmp
     r = CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"])
     assert r.exit_code == 1, r.output
     lines = r.stderr.splitlines()
-    assert lines[0] == f"{MAX_ERRORS_PER_PROBLEM + 5} error(s): this input was rejected, the rest was ingested", r.stderr
+    assert lines[0] == f"{MAX_ERRORS_PER_PROBLEM + 5} errors: this input was rejected, the rest was ingested", r.stderr
     assert lines[-1].endswith("5 more rows rejected: non-numeric correct values") and len(lines) == 22
 
 
@@ -980,8 +980,8 @@ def test_the_error_summary_of_an_ingest_that_stored_nothing_says_so(tmp_path):
     (good / "outcomes.csv").write_text((sample / "outcomes.csv").read_text() + "Llama-2-13b-hf,mmlupro-71,7\n")
     (tmp_path / "empty").mkdir()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
-    for folder, says in ((tmp_path / "empty", "1 error(s): this input was rejected, nothing was ingested"),
-                         (good, "1 error(s): this input was rejected, the rest was ingested")):
+    for folder, says in ((tmp_path / "empty", "1 error: this input was rejected, nothing was ingested"),
+                         (good, "1 error: this input was rejected, the rest was ingested")):
         res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(folder), "--no-metadata"],
                              capture_output=True, text=True, env=env, timeout=300, cwd=Path(__file__).resolve().parents[1])
         assert res.returncode == 1 and says in res.stderr.splitlines(), res.stderr[-2000:]
@@ -1164,12 +1164,12 @@ def test_the_error_summary_of_an_ingest_the_hub_failed_says_so_not_rejected(tmp_
     hub_server.fail(f"/datasets/{LB}/resolve", [(503, {"Retry-After": "9999"})])  # past the deadline: not waited for
     r = CliRunner().invoke(app, ["ingest", f"hub:{LB}", "--no-metadata"])
     assert r.exit_code == 4, r.output
-    assert "1 error(s): this input could not be fetched from the Hub, nothing was ingested" in r.output.splitlines()
+    assert "1 error: this input could not be fetched from the Hub, nothing was ingested" in r.output.splitlines()
     hub_server.fail(f"/datasets/{LB}/resolve", [(503, {"Retry-After": "9999"})])
     r = CliRunner().invoke(app, ["ingest", "hub-org:open-llm-leaderboard", "--no-metadata"])
     assert r.exit_code == 4, r.output
     # the gated repo (no token) could not be fetched either; the repo naming no valid model id was rejected
-    assert "3 error(s): 1 rejected; 2 could not be fetched from the Hub; the rest was ingested" in r.output
+    assert "3 errors: 1 rejected; 2 could not be fetched from the Hub; the rest was ingested" in r.output
 
 
 def test_an_ingest_of_a_hub_repo_that_does_not_exist_says_so_not_rejected(tmp_path, hub_server, monkeypatch):
@@ -1182,7 +1182,7 @@ def test_an_ingest_of_a_hub_repo_that_does_not_exist_says_so_not_rejected(tmp_pa
 
     r = CliRunner().invoke(app, ["ingest", "hub:fake-org/deleted", "--no-metadata"])
     assert r.exit_code == 1, r.output
-    assert "1 error(s): this input was not found on the Hub, nothing was ingested" in r.output.splitlines()
+    assert "1 error: this input was not found on the Hub, nothing was ingested" in r.output.splitlines()
     assert "the dataset fake-org/deleted does not exist on" in r.output and "(or it is private: set HF_TOKEN" in r.output
     monkeypatch.setenv("HF_TOKEN", "hf_x")
     r = CliRunner().invoke(app, ["ingest", "hub:fake-org/deleted", "--no-metadata", "--json"])
@@ -1209,13 +1209,13 @@ def test_the_error_summary_of_mixed_failures_gives_each_kind_its_own_count(monke
     monkeypatch.setattr(indexer.ingest, "ingest", lambda *a, **k: s)
     r = CliRunner().invoke(app, ["ingest", "a"])
     assert r.exit_code == 4, r.output
-    assert ("9 error(s): 6 rejected; 2 could not be fetched from the Hub; 1 not found on the Hub; the rest was "
+    assert ("9 errors: 6 rejected; 2 could not be fetched from the Hub; 1 not found on the Hub; the rest was "
             "ingested") in r.output.splitlines(), r.output
     s.errors, s.hub_failures, s.hub_missing, s.sources = [], 0, 0, 0
     s.add_error(HubError("cannot download x from org/one: the Hub answered 503"), "hub:org/one")
     s.add_error(NotFoundError("not found on the Hub: org/gone (read)"), "hub:org/gone")
     r = CliRunner().invoke(app, ["ingest", "a"])
-    assert ("2 error(s): 1 could not be fetched from the Hub; 1 not found on the Hub; nothing was ingested"
+    assert ("2 errors: 1 could not be fetched from the Hub; 1 not found on the Hub; nothing was ingested"
             in r.output.splitlines()), r.output
 
 

@@ -360,7 +360,7 @@ def test_a_space_holding_vectors_of_dropped_results_is_not_published(publisher, 
 
     store_a, _, _ = publisher
     drop_source(str(tmp_path / "sample"), store=store_a)
-    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
+    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 models whose results are no longer "
                                          r"stored .*TASKSPACE_METHOD=auto-mc taskspace index") as err:
         publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     (sp,) = store_a.list_spaces()  # named once (before: "NAME: space NAME holds ...")
@@ -391,7 +391,7 @@ def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_p
     _index_auto_too(store_a, vectors_a, tmp_path, monkeypatch, encoder)
     assert len(store_a.list_spaces()) == 2
     drop_source(str(tmp_path / "sample"), store=store_a)
-    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
+    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 models whose results are no longer "
                                          r"stored .*taskspace index`\)$") as err:
         publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     assert "--space" not in str(err.value) and "space=" not in str(err.value), err.value
@@ -797,7 +797,7 @@ def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_
     assert out.returncode == 1 and out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1
     missing = _copy(tmp_path / "d", tmp_path / "missing")
     _rewrite_models(missing, lambda t: t.drop_columns(["noise", "pattern"]))
-    with pytest.raises(InputError, match=r"missing column\(s\) pattern, noise"):
+    with pytest.raises(InputError, match=r"missing columns pattern, noise"):
         pull(str(missing))
     _assert_nothing_imported()
 
@@ -904,7 +904,7 @@ def test_a_column_of_the_wrong_type_is_reported_by_file_and_column(publisher, tm
 
     bad = _copy(tmp_path / "d", tmp_path / "bad")
     _rewrite_models(bad, as_text("vector", "benchmarks"))
-    with pytest.raises(InputError, match=r"models/\S+\.parquet: column\(s\) of the wrong type: vector is string, "
+    with pytest.raises(InputError, match=r"models/\S+\.parquet: columns of the wrong type: vector is string, "
                                          r"not list<element: float>; benchmarks is string, not list<.*fetch the "
                                          r"record set again"):
         pull(str(bad))
@@ -913,7 +913,7 @@ def test_a_column_of_the_wrong_type_is_reported_by_file_and_column(publisher, tm
     bench = _copy(tmp_path / "d", tmp_path / "bench")
     t = pq.read_table(bench / "benchmarks.parquet")
     pq.write_table(as_text("vector")(t), bench / "benchmarks.parquet")
-    with pytest.raises(InputError, match=r"benchmarks.parquet: column\(s\) of the wrong type: vector is string"):
+    with pytest.raises(InputError, match=r"benchmarks.parquet: column of the wrong type: vector is string"):
         pull(str(bench))
     _assert_nothing_imported()
     wide = _copy(tmp_path / "d", tmp_path / "wide")
@@ -959,7 +959,7 @@ def test_a_models_file_with_another_count_than_spaces_parquet_says_is_refused(pu
     for i, edit in enumerate((lambda t: t.slice(0, 0), lambda t: t.slice(1))):
         cut = _copy(tmp_path / "d", tmp_path / f"cut{i}")
         _rewrite_models(cut, edit)
-        with pytest.raises(InputError, match=r"models/\S+\.parquet: holds \d+ model record\(s\), but spaces.parquet "
+        with pytest.raises(InputError, match=r"models/\S+\.parquet: holds \d+ model records?, but spaces.parquet "
                                              r"counts \d+ for space \S+: the copy is incomplete or mixed"):
             pull(str(cut))
     _assert_nothing_imported()
@@ -976,7 +976,7 @@ def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publish
     (f,) = (cut / "prompts").glob("*.parquet")
     f.unlink()
     with pytest.raises(InputError, match=r"prompts/\S+\.parquet: file is missing, though benchmarks.parquet counts 90 "
-                                         r"indexed prompt\(s\).*fetch the whole record set again"):
+                                         r"indexed prompts.*fetch the whole record set again"):
         pull(str(cut))
     _assert_nothing_imported()
     assert pull(str(tmp_path / "d")).spaces[0]["indexed"]["prompts"] == 90  # the whole copy pulls
@@ -1408,7 +1408,7 @@ def test_a_pull_into_a_home_with_raw_results_warns_that_a_pass_replaces_the_reco
     (name,) = [s["space"] for s in res.spaces]
     said = " ".join(r.getMessage() for r in caplog.records if "not read-only" in r.getMessage())
     assert f"space {name} pulled from {tmp_path / 'd'}" in said and "this home holds raw results" in said, said
-    assert "`taskspace index`" in said and "22 of the 25 pulled model(s)" in said, said
+    assert "`taskspace index`" in said and "22 of the 25 pulled models" in said, said
     assert "TASKSPACE_HOME of its own" in said, said
     report = run_index([])
     assert report.status == "ok"
@@ -2046,6 +2046,21 @@ def test_pull_space_naming_no_space_of_the_records_is_a_usage_error(publisher, t
     _assert_nothing_imported()
 
 
+@pytest.mark.parametrize("space", [" ", "", "\u200b"])
+def test_pull_of_a_blank_space_is_bad_input_naming_space_before_anything_is_read(tmp_path, space):
+    """`indexer.publish.pull(spec, space=" ")` (blanks or invisible characters alone) is the bad-input error the other
+    library calls give a blank space (an InputError, a ValueError, naming `space`), pointing to the record set's
+    spaces.parquet, before the spec is read. Before, " " was looked up in the records ("space=' ' is not a space of
+    the records") and "" pulled every space."""
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError) as got:
+        pull(str(tmp_path / "no-such-folder"), space=space)
+    assert isinstance(got.value, ValueError) and got.value.item == "space", got.value
+    assert str(got.value) == (f"space must be a space's index name, not {space!r} (blank, or only invisible "
+                              "characters); the record set's spaces.parquet lists them"), str(got.value)
+
+
 def test_records_of_settings_a_newer_taskspace_made_say_to_upgrade(publisher, tmp_path, monkeypatch):
     """Records whose space names a setting this version does not know (a newer feature set: `multiple-choice-v9`,
     key and name consistent, as a newer taskspace writes them) are reported by file and row, saying to upgrade
@@ -2092,7 +2107,7 @@ def test_a_record_whose_text_holds_a_nul_is_reported_by_row(publisher, tmp_path,
     with pytest.raises(InputError) as e:
         pull(str(bad), store=store)
     msg = str(e.value)
-    assert "2 problem(s) in the records, nothing was imported" in msg and e.value.exit_code == 1
+    assert "2 problems in the records, nothing was imported" in msg and e.value.exit_code == 1
     assert re.search(r"models/\S+\.parquet: row 1 \(model org/a\x00b\): model holds a NUL character", msg)
     assert re.search(r"models/\S+\.parquet: row 2 \(model \S+\): license holds a NUL character", msg)
     assert store.list_spaces() == [] and store.list_models() == []
@@ -2127,7 +2142,7 @@ def test_a_record_text_longer_than_the_database_holds_is_reported_by_row(publish
     with pytest.raises(InputError) as e:
         pull(str(bad), store=store)
     msg = str(e.value)
-    assert "problem(s) in the records, nothing was imported" in msg and e.value.exit_code == 1, msg
+    assert "problems in the records, nothing was imported" in msg and e.value.exit_code == 1, msg
     assert re.search(r"models/\S+\.parquet: row 2 \(model \S+\): license has 300 characters, more than the 256 "
                      r"taskspace stores", msg), msg
     assert re.search(r"row 3 \(model \S+\): gated has 20 characters, more than the 16", msg), msg
@@ -2851,7 +2866,7 @@ def test_a_patterns_file_cut_short_is_the_one_problem_said_not_every_record_nami
         with pytest.raises(InputError) as err:
             pull(str(tmp_path / "d"))
         said = str(err.value)
-        assert "1 problem(s) in the records" in said and f"patterns/{f.name}: not a readable Parquet file" in said, said
+        assert "1 problem in the records" in said and f"patterns/{f.name}: not a readable Parquet file" in said, said
         assert "is not in" not in said, said
         _assert_nothing_imported()
 

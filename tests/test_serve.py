@@ -902,10 +902,12 @@ def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
     for licenses, field, said in (
             (["mit", 5], "filters.licenses[1]", "licenses[1] must be a license name (a string), not 5"),
             (["mit", " "], "filters.licenses[1]",
-             'licenses[1] must be a license name such as mit (not blank, not commas alone), not " "'),
+             'licenses[1] names no license (commas, spaces or invisible characters alone: " "); give a license name '
+             'such as mit'),
             (["mit", "apache-2.0", " , "], "filters.licenses[2]",
-             'licenses[2] must be a license name such as mit (not blank, not commas alone), not " , "'),
-            ("", "filters.licenses", 'licenses must be a license name such as mit (not blank, not commas alone), not ""'),
+             'licenses[2] names no license (commas, spaces or invisible characters alone: " , "); give a license '
+             'name such as mit'),
+            ("", "filters.licenses", 'licenses names no license (empty: ""); give a license name such as mit'),
             (["mit", "a\x00b"], "filters.licenses[1]", "licenses[1] 'a\\x00b' holds a NUL character"),
             ("a\x00b", "filters.licenses", "licenses 'a\\x00b' holds a NUL character")):
         err = assert_error(post(licenses), 422, "invalid_input", field)
@@ -929,8 +931,10 @@ def test_a_license_or_pipeline_tag_of_invisible_characters_alone_is_refused_as_s
     naming one beside such an entry keeps the one it names."""
     post = lambda filters: client.post("/v1/find", json={"prompts": [PROMPT], "filters": filters})  # noqa: E731
     for zw in ("\u200b", "\ufeff\u200b "):
-        assert_error(post({"licenses": [zw]}), 422, "invalid_input", "filters.licenses[0]", says="licenses[0] must be")
-        assert_error(post({"licenses": zw}), 422, "invalid_input", "filters.licenses", says="not blank")
+        assert_error(post({"licenses": [zw]}), 422, "invalid_input", "filters.licenses[0]",
+                     says="licenses[0] names no license (commas, spaces or invisible characters alone")
+        assert_error(post({"licenses": zw}), 422, "invalid_input", "filters.licenses",
+                     says="licenses names no license (commas, spaces or invisible characters alone")
         assert_error(client.get("/v1/models", params={"license": zw}), 422, "invalid_input", "license",
                      says="license names no license (commas, spaces or invisible characters alone")
         for err in (assert_error(post({"pipeline_tag": zw}), 422, "invalid_input", "filters.pipeline_tag"),
@@ -1068,7 +1072,7 @@ def test_a_query_parameter_with_no_name_is_said_so(client):
     err = assert_error(client.get("/v1/models?=x"), 422, "invalid_request", None)
     assert err["message"].startswith("a query parameter has no name (=x): write it as name=value; /v1/models takes "), err
     err = assert_error(client.get("/v1/models?=x&top=5"), 422, "invalid_request", "top")
-    assert err["message"].startswith("unknown query parameter(s) ['top']; a query parameter has no name (=x)"), err
+    assert err["message"].startswith("unknown query parameter ['top']; a query parameter has no name (=x)"), err
     assert_error(client.get("/v1/benchmarks?="), 422, "invalid_request", None, says="has no name (=)")
 
 
@@ -1082,7 +1086,7 @@ def test_the_openapi_document_refuses_a_query_parameter_as_every_api_route_does(
         r = client.request(method, "/openapi.json", params={"x": 1})
         assert r.status_code == 422, (method, r.text)
     err = assert_error(client.get("/openapi.json", params={"x": 1}), 422, "invalid_request", "x")
-    assert err["message"] == "unknown query parameter(s) ['x']; /openapi.json takes no query parameters", err
+    assert err["message"] == "unknown query parameter ['x']; /openapi.json takes no query parameters", err
     assert client.head("/openapi.json").status_code == 200
     assert client.get("/openapi.json").json() == doc.json()
     assert_error(client.post("/openapi.json"), 405, "method_not_allowed", None, says="it takes GET, HEAD")
@@ -2058,7 +2062,7 @@ def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_r
                 (preflight(app_origin, method="DELETE"), "access-control-request-method",
                  "method 'DELETE' is not allowed (it allows GET, HEAD, POST)"),
                 (preflight(app_origin, headers="content-type, X-Api-Key"), "access-control-request-headers",
-                 "header(s) 'x-api-key' not allowed")):
+                 "header 'x-api-key' not allowed")):
             err = assert_error(r, 400, "cors_refused", field, says=says)
             assert err["message"].startswith("CORS preflight refused: "), err
             assert "access-control-allow-origin" not in r.headers or field != "origin"
@@ -2621,7 +2625,7 @@ def test_a_quarantine_by_the_servers_worker_names_the_command_its_operator_runs_
         detail = c.get("/readyz").json()["checks"]["worker"]["detail"]
         assert detail.startswith("every 1h; 1 pass(es) done; the last partial (run "), detail
         # /readyz says which run and where its errors are read (before: "the last partial", and no more)
-        assert f"(run {run.id}: 2 error(s), listed by `taskspace runs`)" in detail, detail
+        assert f"(run {run.id}: 2 errors, listed by `taskspace runs`)" in detail, detail
         # the advice, beside the running server (the CLI's `taskspace ingest` calls this), then the worker's next pass
         assert ingest(str(src), fetch_metadata=False, accept_partial=True).sources == 1
         report = svc.run_pass(threading.Event())

@@ -340,7 +340,7 @@ def test_cli_sources_stored_and_drop(tmp_path):
     assert bad.returncode == 1 and "no stored source" in bad.stderr and str(folder.resolve()) in bad.stderr
     out = ts("sources", "drop", str(tmp_path / "results" / ".." / "results"))
     assert out.returncode == 0, out.stderr
-    assert f"dropped {folder.resolve()} (1 outcome cell(s))" in out.stdout and "still configured" in out.stdout
+    assert f"dropped {folder.resolve()} (1 outcome cell)" in out.stdout and "still configured" in out.stdout
     assert _json.loads(ts("sources", "stored", "--json").stdout) == []
 
 
@@ -575,7 +575,7 @@ def test_a_top_level_key_other_than_source_is_refused_not_ignored(tmp_path, text
 
     path = tmp_path / "sources.toml"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['(sources|spec|Source)'\] at the top level; a source is a \[\[source\]\]") as info:
+    with pytest.raises(ConfigError, match=r"unknown key \['(sources|spec|Source)'\] at the top level; a source is a \[\[source\]\]") as info:
         sourcelist.load(path)
     assert str(path) in str(info.value)
     r = CliRunner().invoke(app, ["sources", "list"], env={"TASKSPACE_HOME": str(tmp_path)})
@@ -826,11 +826,11 @@ def test_sources_stored_and_drop_write_counts_with_thousands_separators(capsys, 
     monkeypatch.setattr("indexer.ingest.stored_sources", lambda: rows)
     monkeypatch.setattr("indexer.ingest.drop_source", lambda location: {"location": location, "outcomes": 32823})
     code, out, _ = run_cli(capsys, "sources", "stored")
-    assert code == 0 and out == "hub:org/big  hub  revision 0123456789ab  5,097,418 outcome cell(s)\n", out
+    assert code == 0 and out == "hub:org/big  hub  revision 0123456789ab  5,097,418 outcome cells\n", out
     code, out, _ = run_cli(capsys, "sources", "stored", "--json")
     assert code == 0 and _json.loads(out)[0]["outcomes"] == 5097418
     code, out, _ = run_cli(capsys, "sources", "drop", "hub:org/big")
-    assert code == 0 and out.startswith("dropped hub:org/big (32,823 outcome cell(s));"), out
+    assert code == 0 and out.startswith("dropped hub:org/big (32,823 outcome cells);"), out
 
 
 def test_the_library_takes_a_str_file_and_pathlib_paths_and_names_a_spec_that_is_no_path(tmp_path):

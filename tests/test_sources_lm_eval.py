@@ -524,7 +524,7 @@ def test_lighteval_truncated_parquet_and_missing_columns(tmp_path):
     pq.write_table(pa.table({"example": ["q?"]}), mmlu)
     b = read_source(d)
     e = {Path(x.file).name: x.message for x in b.errors}
-    assert "truncated" in e[arc.name] and "missing column(s)" in e[mmlu.name]
+    assert "truncated" in e[arc.name] and "missing column" in e[mmlu.name]
     assert [o.benchmark for o in b.outcomes] == ["truthfulqa_mc"]  # the intact file is still read
 
 
@@ -931,7 +931,7 @@ def test_a_problem_of_every_row_of_a_task_is_said_once_with_the_rows_it_cost(tmp
 
     r = CliRunner().invoke(app, ["ingest", str(d), "--no-metadata"])
     lines = r.stderr.splitlines()
-    assert r.exit_code == 1 and lines[0] == "28 error(s): this input was rejected, nothing was ingested", r.stderr
+    assert r.exit_code == 1 and lines[0] == "28 errors: this input was rejected, nothing was ingested", r.stderr
     assert len(lines) == 3 and "25 rows of task eqbench_ca rejected: unknown metric" in lines[1], r.stderr
     # (every eqbench value of this run is 0, in [0, 1]: the plain form is said too)
     assert "pass --metric eqbench_ca=KEY (or --metric eqbench for every task: " in lines[1], r.stderr
@@ -1000,7 +1000,7 @@ def test_a_value_problem_of_every_row_of_a_task_is_said_once_with_one_example(tm
     assert count_rejected(b.errors) == 22
     r = CliRunner().invoke(app, ["ingest", str(d), "--no-metadata"])
     lines = r.stderr.splitlines()
-    assert r.exit_code == 1 and lines[0] == "22 error(s): this input was rejected, nothing was ingested", r.stderr
+    assert r.exit_code == 1 and lines[0] == "22 errors: this input was rejected, nothing was ingested", r.stderr
     assert len(lines) == 2 and "22 rows of task masakhaner_luo_prompt_1 rejected: f1 value" in lines[1], r.stderr
     # one row's f1 a score (read): the others' pairs are each their row's error, as any row's problem
     f = next(d.glob("samples_*.jsonl"))

@@ -317,6 +317,26 @@ def test_a_name_of_invisible_characters_alone_is_bad_input_whichever_field_names
         find_models(PROMPT, models=["org/m1", "\u200b"])
 
 
+@pytest.mark.parametrize("bad", ["", " ", " , ", "\u200b"])
+def test_a_license_naming_no_license_is_told_alike_by_the_library_and_the_api(client, bad):
+    """A license filter entry naming no license (empty; blanks, commas or invisible characters alone) is one error in
+    the library (`indexer.find_models(..., filters={"licenses": [...]})`) and on `POST /v1/find`: the same words, the
+    entry named as each reader wrote it (`licenses[1]`), its value as each writes it (Python's repr, JSON). Before,
+    `POST /v1/find` said "licenses[1] must be a license name such as mit (not blank, not commas alone), not \" \"" and
+    the library "licenses[1] must be a non-empty license name, not ' '" (or "names no license" for commas)."""
+    from indexer import find_models
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError) as got:
+        find_models(PROMPT, filters={"licenses": ["mit", bad]})
+    r = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": ["mit", bad]}})
+    assert r.status_code == 422 and r.json()["error"]["field"] == got.value.item == "filters.licenses[1]", r.text
+    said = str(got.value)
+    assert said.startswith("licenses[1] names no license (") and said.endswith("); give a license name such as mit")
+    sent = said.replace(repr(bad), json.dumps(bad, ensure_ascii=False))  # the value as JSON writes it
+    assert r.json()["error"]["message"] == sent, (said, r.text)
+
+
 @pytest.mark.parametrize("space", [" ", "\u200b", "\ufeff "])
 def test_a_space_of_blanks_or_invisible_characters_alone_is_refused_alike_by_the_api_and_the_cli(client, capsys, space):
     """`space` holding only spaces or invisible characters names no space: the HTTP API refuses it as malformed
@@ -331,6 +351,7 @@ def test_a_space_of_blanks_or_invisible_characters_alone_is_refused_alike_by_the
         assert r.status_code == 422 and r.json()["error"]["field"] == "space", r.text
         assert "''" not in r.json()["error"]["message"], r.text
         assert "GET /v1/spaces" in r.json()["error"]["message"], r.text  # the listing an HTTP client can reach
+        assert "taskspace" not in r.json()["error"]["message"], r.text  # not a command it cannot run
     for args in (["search", PROMPT], ["models"], ["model", "org/m1"]):
         code, said = cli_json(capsys, *args, "--space", space, "--json")
         assert code == 2 and "Invalid value for '--space'" in said["error"], said

@@ -550,7 +550,7 @@ def test_check_advises_an_indexing_pass_for_benchmark_vectors_sql_lacks(encoder,
     vectors.close()
     rc, out, err = cli("check")
     assert rc == 1 and "extra benchmarks: 1: alpha" in out, (out, err)
-    assert "run `taskspace index` to compute the 1 benchmark vector(s) SQL lacks" in err
+    assert "run `taskspace index` to compute the 1 benchmark vector SQL lacks" in err
     assert "run `taskspace reindex` to rebuild" not in err  # it would drop the point, not bring the vector back
     rc, out, err = cli("check", "--json")
     assert rc == 1 and json.loads(out)["spaces"][0]["uncomputed"] == ["alpha"]
@@ -894,7 +894,7 @@ def test_check_says_run_taskspace_index_once_naming_the_benchmarks_and_the_model
     rc, out, err = cli("check")
     assert rc == 1 and "unsolved models: 2: org/a, org/c" in out, (out, err)
     (line,) = [ln for ln in err.splitlines() if "run `taskspace index`" in ln]
-    assert "benchmark(s) beta" in line and "solve the 2 model(s)" in line and "(org/a, org/c)" in line, err
+    assert "benchmark beta" in line and "solve the 2 models" in line and "(org/a, org/c)" in line, err
     assert "taskspace reindex` to rebuild" not in err, err
 
 
@@ -929,7 +929,7 @@ def test_check_after_sources_drop_reports_the_models_left_without_results_until_
         rc, out, err = cli("check")
         assert rc == 1 and "models without results: 1: org/c" in out, (step, out, err)
         (line,) = [ln for ln in err.splitlines() if "run `taskspace index`" in ln]
-        assert "remove the 1 model(s) whose results are no longer stored (org/c)" in line, err
+        assert "remove the 1 model whose results are no longer stored (org/c)" in line, err
         assert "taskspace reindex` to rebuild" not in err, err  # the pass rebuilds what the drop left
         rc, out, err = cli("check", "--json")
         d = json.loads(out)["spaces"][0]
@@ -1066,7 +1066,7 @@ def test_check_advises_the_pass_of_another_space_for_its_benchmarks(encoder, tmp
     assert rc == 1 and "run `taskspace index` to index the results" in err, err
     assert (f"run `TASKSPACE_METHOD=auto-mean taskspace index` (its pass solves space {other}; `taskspace index` "
             "solves the configured space alone) to index the results ingested since the last indexing pass "
-            "(benchmark(s) beta)") in err, err
+            "(benchmark beta)") in err, err
     assert "taskspace reindex` to rebuild" not in err, err
     _index_with_method(encoder, monkeypatch, [tmp_path / "a", tmp_path / "b"], None)
     rc, out, err = cli("check")
@@ -1100,7 +1100,7 @@ def test_check_advises_taskspace_index_for_points_waiting_for_a_push(encoder, tm
     vectors.close()
     rc, out, err = cli("check")
     assert rc == 1 and "stale models: 1: org/b" in out, (out, err)
-    assert "run `taskspace index` to push the points of the 1 model(s)" in err and "(org/b)" in err, err
+    assert "run `taskspace index` to push the points of the 1 model" in err and "(org/b)" in err, err
     assert "taskspace reindex" not in err, err
     rc, out, err = cli("check", "--json")
     d = json.loads(out)["spaces"][0]
@@ -1118,7 +1118,7 @@ def test_check_advises_taskspace_index_for_points_waiting_for_a_push(encoder, tm
                   dim=len(hit.vector))
     rc, out, err = cli("check")
     assert rc == 1 and "stale models: 2: org/a, org/b" in out, (out, err)
-    assert "run `taskspace index` to push the points of the 1 model(s)" in err, err
+    assert "run `taskspace index` to push the points of the 1 model" in err, err
     assert "then run `taskspace reindex`" in err, err
 
 
@@ -1212,7 +1212,7 @@ def test_check_after_reindex_reports_another_space_that_lacks_the_results_ingest
     assert rc == 1 and f"space {other}: drift" in out and "unsolved models: 2: org/a, org/b" in out, (out, err)
     assert (f"run `TASKSPACE_METHOD=auto-mean taskspace index` (its pass solves space {other}; `taskspace index` "
             "solves the configured space alone) to index the results ingested since the last indexing pass "
-            "(benchmark(s) beta)") in err and "solve the 2 model(s)" in err, err
+            "(benchmark beta)") in err and "solve the 2 models" in err, err
     assert "run `taskspace index`" not in err and "run `taskspace reindex`" not in err, err
     _index_with_method(encoder, monkeypatch, [], "auto-mean")
     rc, out, err = cli("check")

@@ -12,7 +12,7 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from ..errors import DimensionError, InputError, NotFoundError
+from ..errors import DimensionError, InputError, NotFoundError, noun
 from .coverage import Coverage, Pattern, pattern_key
 from .inputs import outcome_rows, signed_into, signed_outcomes, validate_embeddings
 from .kernels import CHUNK, dot_rows, runs, single_threaded_lapack
@@ -446,7 +446,7 @@ class HyperplaneSolver:
         self._check_fitted()
         unknown = set(params) - {"lam", "eps", "intercept", "select", "lambdas", "prior"}
         if unknown:
-            raise InputError(f"unknown solver parameter(s) {sorted(unknown)}")
+            raise InputError(f"unknown solver {noun(len(unknown), 'parameter')} {sorted(unknown)}")
         saved = {k: getattr(self, k) for k in params}
         for k, v in params.items():
             setattr(self, k, v)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import counted, noun
 from ..records import RowError
 
 EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
@@ -161,7 +162,7 @@ def other_compression(path: Path, depth: int = 3) -> tuple[str, Path] | None:
     tool, undo = OTHER_COMPRESSIONS[f.suffix.lower()]
     # the others of a folder (`zstd -r` over it) named too: before, only the first, the rest found one ingest at a time
     more = [str(g.relative_to(path)) for g in found[1:6]]
-    also = (f"; so are {len(found) - 1} more file(s) of this folder: {', '.join(more)}"
+    also = (f"; so {noun(len(found) - 1, 'is', 'are')} {counted(len(found) - 1, 'more file')} of this folder: {', '.join(more)}"
             f"{f', ... ({len(found) - 6} more)' if len(found) > 6 else ''}" if more else "")
     return (f"compressed with {tool}, which taskspace does not read: decompress it ({undo} {f.name}, or the "
             f"folder's files at once), or compress it with gzip instead ({f.with_suffix('').name}.gz), which "
@@ -762,7 +763,7 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
     zeros a crash or an interrupted copy leaves where the data was to be) says so; a line that breaks off before its
     end (the last line of a file still being written) says it is cut short."""
     if "\x00" in raw:
-        return (f"malformed JSON line: it holds {raw.count(chr(0))} NUL byte(s) (zeros a crash or an interrupted copy "
+        return (f"malformed JSON line: it holds {counted(raw.count(chr(0)), 'NUL byte')} (zeros a crash or an interrupted copy "
                 "leaves in a file); the line is skipped: copy or export the file again")
     cut = not raw.rstrip().endswith("}")  # a JSON object's line ends with its closing brace
     if exc.msg == "Invalid control character at" and raw[exc.pos:exc.pos + 1] in ("\r", "\n", "\t"):  # (json.loads
@@ -866,7 +867,7 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         elif isinstance(row, dict):
             yield i, row
         elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array
-            errors.add(fname, i, f"line is a JSON array of {len(row)} item(s), not an object: a JSON-lines file holds "
+            errors.add(fname, i, f"line is a JSON array of {counted(len(row), 'item')}, not an object: a JSON-lines file holds "
                        "one object per line; a file holding one JSON array is read as such when named .json",
                        "non-object JSON lines")
         else:
@@ -963,11 +964,11 @@ def _one_document(text: str, first: int) -> str:
     if isinstance(data, dict) and (layout := pandas_layout(data)) is not None:
         return said(f"object holding a table in {layout}") + f"; nothing of it is read: {PANDAS_RECORDS}"
     if isinstance(data, list):
-        return (said(f"array of {len(data)} item(s)") + "; nothing of it is read: name it .json to read it as one JSON "
+        return (said(f"array of {counted(len(data), 'item')}") + "; nothing of it is read: name it .json to read it as one JSON "
                 "array, or write one object per line")
     nest = next((k for k, v in data.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
     if nest is not None:  # the table as one object holding its rows under a key (`{"prompts": [{...}, ...]}`)
-        return (said(f"object holding {len(data[nest])} row(s) under {nest!r}") + "; nothing of it is read: write the "
+        return (said(f"object holding {counted(len(data[nest]), 'row')} under {nest!r}") + "; nothing of it is read: write the "
                 "rows as a JSON array (`[{...}, ...]`, a .json file) or one object per line")
     return said("object") + "; nothing of it is read: write one object per line (`json.dumps(row)` without indent, `jq -c`)"
 
@@ -1135,13 +1136,13 @@ def pandas_layout(obj: dict) -> str | None:
     rows of a table file are objects one a line, or the items of an array: before, such an object was one row whose
     every field was "an object, not a name"."""
     if isinstance(obj.get("columns"), list) and isinstance(obj.get("data"), list):
-        return f"pandas' to_json() split layout ({{\"columns\": [...], \"data\": [[...], ...]}}) of {len(obj['data'])} row(s)"
+        return f"pandas' to_json() split layout ({{\"columns\": [...], \"data\": [[...], ...]}}) of {counted(len(obj['data']), 'row')}"
     inner = list(obj.values())
     if not inner or not all(isinstance(v, dict) and v for v in inner):
         return None
     if any(column_key(k) in (*LONG_COLUMNS, "benchmark", "text") for k in obj):
-        return f"pandas' to_json() columns layout ({{column: {{row: value}}}}) of {len(inner[0])} row(s)"
-    return f"pandas' to_json() index layout ({{row: {{column: value}}}}) of {len(obj)} row(s)"
+        return f"pandas' to_json() columns layout ({{column: {{row: value}}}}) of {counted(len(inner[0]), 'row')}"
+    return f"pandas' to_json() index layout ({{row: {{column: value}}}}) of {counted(len(obj), 'row')}"
 
 
 def rows_under_key(row: dict) -> str | None:
@@ -1153,7 +1154,7 @@ def rows_under_key(row: dict) -> str | None:
     nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
     if nest is None:
         return None
-    return (f"this line is one JSON object holding {len(row[nest])} row(s) under {nest!r}: write them as a JSON array "
+    return (f"this line is one JSON object holding {counted(len(row[nest]), 'row')} under {nest!r}: write them as a JSON array "
             "(`[{...}, ...]`, a .json file) or one object per line (JSON lines)")
 
 

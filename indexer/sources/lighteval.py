@@ -319,7 +319,7 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
         return None
     cols = set(table.column_names)
     if not ({"metrics", "example"} <= cols or {"metrics", "full_prompt"} <= cols or {"doc", "metric"} <= cols):
-        errors.add(fname, None, "missing column(s): need metrics and example or full_prompt (lighteval <= 0.10), "
+        errors.add(fname, None, "missing columns: need metrics and example or full_prompt (lighteval <= 0.10), "
                    f"or doc and metric (lighteval >= 0.11); found {', '.join(map(column_shown, sorted(cols)))}")
         return None
     if not table.num_rows:  # before, said by the ingest as "<folder>: no outcomes to store", a warning

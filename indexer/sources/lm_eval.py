@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import READING_FOR, InputError, arg, option_hint
+from ..errors import READING_FOR, InputError, arg, counted, option_hint
 from ..records import NAME_LIMIT, BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (OTHER_COMPRESSIONS, READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
                      example_value, json_document, json_kind, json_objects, json_problem, number_shown,
@@ -270,7 +270,7 @@ def why_not(path: Path) -> str | None:
                     "(--log_samples), or convert the samples to a plain table (outcomes + prompts: README)")
         return None
     first = runs[0].relative_to(path)
-    more = f" (and {len(runs) - 1} more results file(s))" if len(runs) > 1 else ""
+    more = f" (and {counted(len(runs) - 1, 'more results file')})" if len(runs) > 1 else ""
     return (f"an lm-eval run without samples files: {first}{more} but no samples_<task>_<timestamp>.jsonl; per-sample "
             "results need lm-eval's --log_samples: run the evaluation again with it")
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import noun
 from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo, name_problem, text_problem
 from .common import (
     EXTENSIONS,
@@ -237,7 +238,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         if missing:
             # the whole table as one object holding its rows under a key (`{"prompts": [{...}, ...]}`): say so
             hint = f"; {whole}" if (whole := rows_under_key(row)) is not None else ""
-            errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)"
+            errors.add(fname, line, f"missing {noun(len(missing), 'field')} {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)"
                        + hint, "prompt rows with missing fields")
             if whole is not None:  # the whole table, unread: its outcome rows say the prompts file could not be read
                 continue
@@ -906,7 +907,7 @@ def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str
     if missing:
         if not any(e.message.startswith("missing column") for e in errors.errors if e.file == fname):
             errors.add(fname, _header_line(fname, lines),
-                       f"missing column(s) {', '.join(missing)}: long form needs model, prompt_id and correct (0/1) "
+                       f"missing {noun(len(missing), 'column')} {', '.join(missing)}: long form needs model, prompt_id and correct (0/1) "
                        f"or score ([0, 1]); found {', '.join(map(column_shown, cols))}")
         return
     builder.add_long(cols["model"], cols["prompt_id"], cols[value], lines, value)

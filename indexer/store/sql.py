@@ -138,7 +138,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..errors import BusyError, ConnectionLostError, InputError, SchemaError, StoreError, file_size_limit_note
+from ..errors import BusyError, ConnectionLostError, InputError, SchemaError, StoreError, counted, file_size_limit_note
 from . import sql_lock
 from . import sql_migrate as migrate
 from .sql_derived import DerivedMixin
@@ -417,7 +417,7 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             for mid, lic in rows:  # the text re-checked in the statement: a license written meanwhile is left as it is
                 conn.execute(update(Model).where(Model.id == mid, Model.license == lic).values(license=lic.lower()))
             self._forget_point_digests(conn, [mid for mid, _ in rows])  # their index payloads change
-        log.info("stored the licenses of %d model(s) in lower case, as this taskspace stores a card's license", len(rows))
+        log.info("stored the licenses of %s in lower case, as this taskspace stores a card's license", counted(len(rows), "model"))
         return len(rows)
 
     def get_source(self, location: str) -> SourceRecord | None:

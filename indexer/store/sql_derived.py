@@ -12,7 +12,7 @@ import numpy as np
 from sqlalchemy import Text, cast, delete, exists, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import DimensionError, InputError, NotFoundError, StoreError
+from ..errors import DimensionError, InputError, NotFoundError, StoreError, counted, noun
 from ..represent import prior_formats
 from ..space import SpaceSpec
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Run, Space,
@@ -153,7 +153,7 @@ class DerivedMixin:
             F = prior_formats(space.params or {})
             if not np.isfinite(u).all() or u.shape[0] >= F * space.dim or u.shape[0] % F or prior.n_models < 1:
                 raise InputError(f"invalid prior: {u.shape[0]} entries for a space of dimension {space.dim}, "
-                                 f"{prior.n_models} model(s)", item=f"space {space_id}")
+                                 f"{counted(prior.n_models, 'model')}", item=f"space {space_id}")
             prior_row = dict(space_id=space_id, dim=int(u.shape[0]), vector=u.tobytes(), n_models=int(prior.n_models),
                              computed_at=prior.computed_at or utcnow(), n_changed=0)
         rows = {}
@@ -184,7 +184,7 @@ class DerivedMixin:
             mids = self._ids_by(conn, Model.key, Model.id, list(rows))
             missing = set(rows) - set(mids)
             if missing:
-                raise NotFoundError(f"vectors for unknown model(s): {', '.join(sorted(missing)[:10])}")
+                raise NotFoundError(f"vectors for unknown {noun(len(missing), 'model')}: {', '.join(sorted(missing)[:10])}")
             # the (outcomes, prior) digests each vector was solved from, when its inputs digest is theirs: what
             # stale_models compares in SQL (the prior is the space's after this save)
             if replace_prior:
@@ -554,7 +554,7 @@ class DerivedMixin:
             bids = self._ids_by(conn, Benchmark.name, Benchmark.id, list(rows))
             missing = set(rows) - set(bids)
             if missing:
-                raise NotFoundError(f"vectors for unknown benchmark(s): {', '.join(sorted(missing)[:10])}")
+                raise NotFoundError(f"vectors for unknown {noun(len(missing), 'benchmark')}: {', '.join(sorted(missing)[:10])}")
             conn.execute(delete(BenchmarkVectorRow).where(BenchmarkVectorRow.space_id == space_id,
                                                           BenchmarkVectorRow.benchmark_id.in_(list(bids.values()))))
             conn.execute(BenchmarkVectorRow.__table__.insert(),

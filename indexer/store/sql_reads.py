@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from sqlalchemy import exists, func, select, text
 
-from ..errors import NotFoundError
+from ..errors import NotFoundError, noun
 from .sql_models import Benchmark, BenchmarkPrompt, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Prompt, Source
 from .sql_types import (MODEL_FIELDS, BenchmarkRecord, ModelRecord, SourceRecord, StoredOutcomes, chunks,
                         driver_rows_in, rows_for_keys)
@@ -52,13 +52,13 @@ class ReadMixin:
                 mmap.update(conn.execute(mq.where(Model.key.in_(c))).all())
             missing = set(models) - set(mmap.values())
             if missing:
-                raise NotFoundError(f"unknown model(s): {', '.join(sorted(missing)[:10])}; `taskspace models` lists the stored ones")
+                raise NotFoundError(f"unknown {noun(len(missing), 'model')}: {', '.join(sorted(missing)[:10])}; `taskspace models` lists the stored ones")
         if benchmarks is not None:
             benchmarks = list(dict.fromkeys(benchmarks))
             bmap = dict(conn.execute(bq.where(Benchmark.name.in_(benchmarks))).all())
             missing = set(benchmarks) - set(bmap.values())
             if missing:
-                raise NotFoundError(f"unknown benchmark(s): {', '.join(sorted(missing)[:10])}; `taskspace benchmarks` lists them")
+                raise NotFoundError(f"unknown {noun(len(missing), 'benchmark')}: {', '.join(sorted(missing)[:10])}; `taskspace benchmarks` lists them")
         else:
             bmap = dict(conn.execute(bq).all())
         return mmap, bmap
@@ -182,7 +182,7 @@ class ReadMixin:
                 out.update(conn.execute(select(Prompt.id, column).where(Prompt.id.in_(c))).all())
         missing = [i for i in ids if i not in out]
         if missing:
-            raise NotFoundError(f"unknown prompt id(s): {missing[:10]}")
+            raise NotFoundError(f"unknown prompt {noun(len(missing), 'id')}: {missing[:10]}")
         return [out[i] for i in ids]
 
     def prompt_ids(self, hashes: Sequence[str]) -> dict[str, int]:

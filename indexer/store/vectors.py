@@ -121,7 +121,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import (BusyError, ConfigError, DimensionError, IndexMissingError, IndexOutOfStepError, InputError,
-                      StoreError, command_word)
+                      StoreError, command_word, noun)
 
 log = logging.getLogger(__name__)
 
@@ -1211,7 +1211,7 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
         if isinstance(cond, dict):
             unknown = set(cond) - {"gt", "gte", "lt", "lte", "all", "any", "not", "missing", "except", "only"}
             if unknown:
-                raise InputError(f"unknown filter operator(s) {sorted(unknown)}; use gt/gte/lt/lte, all, any, not, "
+                raise InputError(f"unknown filter {noun(len(unknown), 'operator')} {sorted(unknown)}; use gt/gte/lt/lte, all, any, not, "
                                  f"missing, except, only", item=f"filter {name}")
             if cond.get("missing") is not None:  # the field is absent, null or an empty list (or is not: False)
                 (must if cond["missing"] else must_not).append(("empty", name, None))
