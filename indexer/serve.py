@@ -133,8 +133,8 @@ _STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 503, "NotFou
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
           415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable", 500: "internal_error"}
 #: what the ``space`` field and query parameter take (OpenAPI)
-SPACE_PARAM = ("the embedding space to query: its index name (as `taskspace spaces` lists it), SQL id or encoder name; "
-               "default: the configured space, as `taskspace search` without --space")
+SPACE_PARAM = ("the embedding space to query: its index name, SQL id or encoder name, as GET /v1/spaces lists them; "
+               "default: the configured space")
 #: the ``/v1/find`` body fields
 FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "offset", "filters", "models", "prefer_smaller", "rank",
                "evidence", "space")

@@ -224,6 +224,23 @@ def test_the_openapi_schema_of_the_model_list_gives_the_page_limit(client):
     assert_error(client.get("/v1/models", params={"limit": LIMITS["max_page"] + 1}), 422, "limit_exceeded", "limit")
 
 
+def test_the_openapi_description_of_space_names_the_listing_an_http_client_reads(client):
+    """`space` (the `/v1/find` body field and each route's `?space=`) in /openapi.json says what takes it as
+    `GET /v1/spaces` lists it: before, "as `taskspace spaces` lists it ... as `taskspace search` without --space", CLI
+    commands an HTTP client does not run."""
+    spec = client.get("/openapi.json").json()
+    descriptions = [p.get("description") or p.get("schema", {}).get("description", "")
+                    for route in spec["paths"].values() for op in route.values()
+                    for p in op.get("parameters", []) if p.get("name") == "space"]
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    if "$ref" in body:
+        body = spec["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]
+    descriptions.append(body["properties"]["space"].get("description", ""))
+    assert len(descriptions) >= 3, descriptions
+    for text in descriptions:
+        assert "GET /v1/spaces" in text and "taskspace" not in text, text
+
+
 def test_the_openapi_document_gives_each_routes_error_statuses_in_the_one_error_shape(client):
     """/openapi.json lists each route's error statuses with the shape the server answers, {"error": {"code",
     "message", "field"}}; before, every route with a parameter declared only FastAPI's default 422
