@@ -273,6 +273,42 @@ def test_a_lighteval_metric_key_holding_an_equals_sign_is_advised_and_read_as_st
         list(read_sources(out, metric=key))
 
 
+def test_a_lighteval_row_whose_metric_struct_lacks_a_key_is_read_as_a_row_without_it(tmp_path):
+    """lighteval 0.11+ details whose rows of one task carry different metric keys (`{"acc": 1.0}`, then
+    `{"acc_norm": 0.0}`): the Parquet `metric` struct column has a field for each key and fills it with null in the
+    rows without it. Such a row is read as one without the key, as the same rows written as JSON cells are: the key is
+    said missing from the row (naming the keys it has), and the row is read when another key is asked for. Before, it
+    was rejected as "acc value None is not a number"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ts, model, task = "2026-04-01T10-00-00.000001", "acme/light-mixed", "winogrande|5"
+
+    def details(out: Path, cell) -> Path:
+        (out / "results" / model).mkdir(parents=True)
+        (out / "results" / model / f"results_{ts}.json").write_text(json.dumps({"config_general": {"model_name": model}}))
+        rows = [{"doc": {"query": f"Sentence {i}: the trophy does not fit in the _.", "choices": ["a", "b"],
+                         "gold_index": [0], "instruction": None, "task_name": task, "id": str(i)},
+                 "model_response": {"input": "...", "text": ["a"]}, "metric": cell(m)}
+                for i, m in enumerate([{"acc": 1.0}, {"acc_norm": 0.0}, {"acc": 0.0}])]
+        f = out / "details" / model / ts / f"details_{task}_{ts}.parquet"
+        f.parent.mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(rows), f)
+        return f
+
+    f = details(tmp_path / "struct", dict)
+    assert pq.read_table(f).to_pylist()[1]["metric"] == {"acc": None, "acc_norm": 0.0}  # (the null filled in)
+    details(tmp_path / "json", json.dumps)
+    for metric, scores, lines, has in ((None, [0.0, 1.0], [2], "acc_norm"), ("acc_norm", [0.0], [1, 3], "acc")):
+        (b,) = read_sources(tmp_path / "struct", metric=metric)
+        assert sorted(o.score for o in b.outcomes) == scores and [e.line for e in b.errors] == lines, b.errors
+        assert all("is missing from the sample" in e.message and f"(it has: {has})" in e.message
+                   for e in b.errors), b.errors
+        (j,) = read_sources(tmp_path / "json", metric=metric)
+        assert [(o.text, o.score) for o in b.outcomes] == [(o.text, o.score) for o in j.outcomes]
+        assert [(e.line, e.message) for e in b.errors] == [(e.line, e.message) for e in j.errors]
+
+
 def test_an_empty_lighteval_details_file_is_an_error_naming_it(tmp_path):
     """A lighteval details file of no rows (a run that saved no sample of a task, a copy cut to its schema): an error
     naming the file, saying what to do; the other tasks' files are read. Before, nothing was said of the file: only

@@ -278,6 +278,16 @@ def _cell(value, want: type):
     return None
 
 
+def _metrics_cell(value) -> dict | None:
+    """A row's metrics cell as a dict (:func:`_cell`), without the null fields of a Parquet struct: such a column has a
+    field for every key of the file's rows and fills it with null in the rows without that key (a task whose rows carry
+    different keys: ``{"acc": 1.0}``, then ``{"acc_norm": 0.0}``), so the row is read as one without it. Before, it
+    was rejected as "acc value None is not a number"."""
+    if isinstance(value, dict):  # a struct cell (a cell stored as text holds what the writer gave: kept as it is)
+        return {k: v for k, v in value.items() if v is not None}
+    return _cell(value, dict)
+
+
 def _without_instruction(query: str, instruction) -> str:
     if isinstance(instruction, str) and instruction.strip() and query.startswith(instruction):
         return query[len(instruction):]
@@ -337,7 +347,7 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
         if not text:
             errors.add(fname, i, "no prompt text (empty query/example and full prompt)", "rows without prompt text")
             continue
-        metrics = _cell(row.get(metrics_col), dict)
+        metrics = _metrics_cell(row.get(metrics_col))
         if metrics is None:
             errors.add(fname, i, f"{metrics_col} {example_value(row.get(metrics_col))} is not a dict of per-sample "
                        "values, nor its JSON or Python-literal repr (lighteval <= 0.7 wrote cells as str(value))",
