@@ -597,7 +597,7 @@ def check(
     space: Optional[str] = typer.Option(None, "--space", callback=cli_find._name_option, help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
-    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results), or when the configured space (TASKSPACE_ENCODER, TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS) is not built while SQL holds results (`taskspace index` builds it).
+    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results), when the configured space (TASKSPACE_ENCODER, TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS) is not built while SQL holds results (`taskspace index` builds it), or when a space's vectors are not as wide as its encoder's own make (built from another encoder's embedding cache: `taskspace index`, then `taskspace spaces drop NAME`).
 
     Examples:
 
@@ -640,6 +640,8 @@ def check(
                 typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
             if d.resultless:  # results dropped: these models are in every search until a pass removes them
                 typer.echo(f"  models without results: {len(d.resultless)}: {_named(d.resultless)}")
+            if d.foreign_dim is not None:  # before: clean, while every search of a new prompt failed on it
+                typer.echo(f"  vectors: {_foreign_said(d)}")
             if d.refit:  # before: clean, though the next pass refits the map (and says so)
                 typer.echo(f"  calibration map: fitted by an older taskspace ({d.refit}); the next `{d.indexed_by}` "
                            "fits it again, every model solved once")
@@ -668,6 +670,12 @@ def check(
             if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
                 typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "
                            "hold", err=True)
+        for d in drifts:
+            if d.foreign_dim is not None and running is None:
+                build = (f"run `{d.rebuild}` to build the space again with the encoder's own vectors, then "
+                         if d.rebuild else "")
+                typer.echo(f"{build}run `taskspace spaces drop {d.space}` to remove space {d.space}, whose vectors "
+                           "came from another encoder's embedding cache", err=True)
         if unbuilt is not None:  # before: "clean", exit 0, while every search warned of it (or failed)
             if unbuilt["searched"] is None:
                 meanwhile = "SQL holds results but no embedding space, so every search fails meanwhile"
@@ -704,6 +712,13 @@ def _configured_unbuilt(sql, spec) -> dict | None:
             "older_method": (searched.method if searched is not None and update_command(searched) is None
                              and sql.space_origin(searched.id) is None else None),
             "command": "taskspace index"}
+
+
+def _foreign_said(d) -> str:
+    """check's line on a space built from another encoder's vectors (:attr:`~indexer.sync.Drift.foreign_dim`)."""
+    return (f"{d.dim} wide, where its encoder's own embeddings under its method make {d.foreign_dim}: built from "
+            "another encoder's vectors in this encoder's embedding cache (a file copied or renamed), so every search "
+            "of a new prompt fails on it")
 
 
 def _running_pass(sql):

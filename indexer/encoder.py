@@ -469,6 +469,13 @@ class Encoder:
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(get_dim())
 
+    @property
+    def declared_dim(self) -> int | None:
+        """The dimension the model itself gives (:meth:`_declared_dim`: its folder's config, or the loaded model),
+        never the embedding cache's, which may hold another encoder's vectors; None when it is not known without a
+        load."""
+        return self._declared_dim()
+
     def _declared_dim(self) -> int | None:
         """The dimension the model folder's config declares (:func:`_folder_dim`), or the loaded model's; None for a
         Hub model id not loaded yet, or a folder that declares none."""

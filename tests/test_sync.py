@@ -1280,3 +1280,34 @@ def test_check_reports_the_configured_space_unbuilt_in_a_home_of_an_older_method
     got = json.loads(cli("check", "--json")[1])["configured_unbuilt"]
     assert got["searched"] == name and got["older_method"] == "hyperplane" and got["command"] == "taskspace index", got
     assert cli("check", "--space", name)[0] == 0
+
+
+def test_check_reports_a_space_built_from_another_encoders_embedding_cache(encoder, taskspace_home, cli):
+    """A space of the configured encoder whose vectors are wider than that encoder's own embeddings make (built from
+    another encoder's 768-dim vectors in MiniLM's cache file, before `taskspace index` skipped such a file): check
+    names its width and the one expected (`foreign_dim` in `--json`), advises `taskspace index` and then `taskspace
+    spaces drop NAME`, exit 1; once a space of the same settings has the right width, the drop alone. Before, clean,
+    while every search of a new prompt failed on it."""
+    import json
+
+    from indexer import represent
+    from indexer.spaces import configured_spec
+    from indexer.store.sql import open_store
+
+    spec = configured_spec()
+    with open_store() as sql:
+        bad = sql.get_or_create_space(encoder.id, represent.index_dim(768, spec.params), spec.lam, spec.eps,
+                                      spec.method, spec.params)
+    name, want = space_name(bad), represent.index_dim(encoder.dim, spec.params)
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {name}: drift" in out, (out, err)
+    assert f"  vectors: {bad.dim} wide, where its encoder's own embeddings under its method make {want}" in out, out
+    assert (f"run `taskspace index` to build the space again with the encoder's own vectors, then run `taskspace "
+            f"spaces drop {name}`") in err, err
+    (d,) = json.loads(cli("check", "--json")[1])["spaces"]
+    assert d["foreign_dim"] == want and d["dim"] == bad.dim and d["rebuild"] == "taskspace index", d
+    with open_store() as sql:
+        good = sql.get_or_create_space(encoder.id, want, spec.lam, spec.eps, spec.method, spec.params)
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {space_name(good)}: clean" in out and f"space {name}: drift" in out, (out, err)
+    assert f"run `taskspace spaces drop {name}`" in err and "build the space again" not in err, err
