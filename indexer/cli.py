@@ -597,7 +597,7 @@ def check(
     space: Optional[str] = typer.Option(None, "--space", callback=cli_find._name_option, help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
-    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results), or when the configured space (TASKSPACE_ENCODER, TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS) is not built (`taskspace index` builds it).
+    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra, when models of the configured space wait for `taskspace index` (results ingested since their vector was solved, or left without results), when the configured space (TASKSPACE_ENCODER, TASKSPACE_METHOD, TASKSPACE_LAMBDA, TASKSPACE_EPS) is not built while SQL holds results (`taskspace index` builds it), or when a space's vectors are not as wide as its encoder's own make (built from another encoder's embedding cache: `taskspace index`, then `taskspace spaces drop NAME`).
 
     Examples:
 
@@ -640,6 +640,8 @@ def check(
                 typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
             if d.resultless:  # results dropped: these models are in every search until a pass removes them
                 typer.echo(f"  models without results: {len(d.resultless)}: {_named(d.resultless)}")
+            if d.foreign_dim is not None:  # before: clean, while every search of a new prompt failed on it
+                typer.echo(f"  vectors: {_foreign_said(d)}")
             if d.refit:  # before: clean, though the next pass refits the map (and says so)
                 typer.echo(f"  calibration map: fitted by an older taskspace ({d.refit}); the next `{d.indexed_by}` "
                            "fits it again, every model solved once")
@@ -668,9 +670,20 @@ def check(
             if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
                 typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "
                            "hold", err=True)
-        if unbuilt is not None:  # before: "clean", exit 0, while every search warned of it
-            typer.echo(f"configured space ({unbuilt['settings']}): not built; searches without "
-                       f"--space take {unbuilt['searched']} meanwhile")
+        for d in drifts:
+            if d.foreign_dim is not None and running is None:
+                build = (f"run `{d.rebuild}` to build the space again with the encoder's own vectors, then "
+                         if d.rebuild else "")
+                typer.echo(f"{build}run `taskspace spaces drop {d.space}` to remove space {d.space}, whose vectors "
+                           "came from another encoder's embedding cache", err=True)
+        if unbuilt is not None:  # before: "clean", exit 0, while every search warned of it (or failed)
+            if unbuilt["searched"] is None:
+                meanwhile = "SQL holds results but no embedding space, so every search fails meanwhile"
+            else:
+                older = (f" (method {unbuilt['older_method']}, which no setting of this taskspace builds any more)"
+                         if unbuilt["older_method"] else "")
+                meanwhile = f"searches without --space take {unbuilt['searched']}{older} meanwhile"
+            typer.echo(f"configured space ({unbuilt['settings']}): not built; {meanwhile}")
             if running is None:
                 typer.echo(f"run `{unbuilt['command']}` to build it from the stored results", err=True)
     if not clean:
@@ -679,26 +692,33 @@ def check(
 
 def _configured_unbuilt(sql, spec) -> dict | None:
     """check's account of the configured space (``spec``: the one `taskspace index` builds) when SQL holds none that
-    it matches and another built here by a setting of this taskspace: its settings, the space searches take meanwhile
-    and the command that builds it. None when it is built, when no such other space is (a home of pulled spaces
-    alone, or of an older taskspace's methods), or when the configured encoder cannot be loaded (`taskspace index`
-    says so)."""
+    it matches and holds results to build it from: its settings, the space searches take meanwhile (None: there is
+    none, and every search fails), the method of that space when no setting of this taskspace builds it (`hyperplane`,
+    an older taskspace's; else None) and the command that builds it. None when it is built, when SQL holds no results
+    (an empty home; a home of pulled spaces alone, which `taskspace index` has nothing to build from), when every
+    space is a pulled one, or when the configured encoder cannot be loaded (`taskspace index` says so). Before, a home
+    whose spaces an older taskspace's method built, or one with results ingested and no space at all, checked clean."""
     from .space import space_name
-    from .spaces import default_space
+    from .spaces import default_space, setting_value, update_command
 
     spaces = sql.list_spaces()
-    if spec.encoder is None or any(spec.matches(s) for s in spaces):
+    if spec.encoder is None or any(spec.matches(s) for s in spaces) or not sql.has_outcomes():
         return None
-    from .spaces import setting_value, update_command
-
-    origin = getattr(sql, "space_origin", None)
-    # a space built here by a setting of this taskspace (a method an older taskspace built, `hyperplane`, is not one:
-    # such a home is left to the search's warning)
-    if not any(update_command(s) is not None and (not callable(origin) or origin(s.id) is None) for s in spaces):
+    if spaces and all(sql.space_origin(s.id) is not None for s in spaces):  # pulled alone: their home's own work
         return None
     settings = f"encoder {spec.encoder}, method {spec.method}, lambda {setting_value(spec.lam)}, eps {setting_value(spec.eps)}"
-    return {"settings": settings, "searched": space_name(default_space(spaces, spec)),
+    searched = default_space(spaces, spec)
+    return {"settings": settings, "searched": None if searched is None else space_name(searched),
+            "older_method": (searched.method if searched is not None and update_command(searched) is None
+                             and sql.space_origin(searched.id) is None else None),
             "command": "taskspace index"}
+
+
+def _foreign_said(d) -> str:
+    """check's line on a space built from another encoder's vectors (:attr:`~indexer.sync.Drift.foreign_dim`)."""
+    return (f"{d.dim} wide, where its encoder's own embeddings under its method make {d.foreign_dim}: built from "
+            "another encoder's vectors in this encoder's embedding cache (a file copied or renamed), so every search "
+            "of a new prompt fails on it")
 
 
 def _running_pass(sql):

@@ -63,7 +63,8 @@ def _show(as_json: bool) -> None:
         marks = [m for m, on in (("default", i.default), ("configured", i.configured)) if on]
         head = f"{i.name}{' [' + ', '.join(marks) + ']' if marks else ''}"
         typer.echo(head)
-        typer.echo(f"  id {i.id}  encoder {i.encoder}  method {i.method}  dim {i.dim}")
+        typer.echo(f"  id {i.id}  encoder {i.encoder}  method {i.method}  dim {i.dim}  lambda {float(i.lam):g}  "
+                   f"eps {float(i.eps):g}")
         if i.read_only:
             stale = "stale: - (pulled, read-only)"
         elif i.stale:

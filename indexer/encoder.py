@@ -435,6 +435,7 @@ class Encoder:
             path = _mpnet_path(self._models_dir)
         elif Path(self.name).expanduser().is_dir():
             path = Path(self.name).expanduser().resolve()
+            _warn_hub_snapshot(path)
         elif self.name.startswith(("/", "./", "../", "~")) or Path(self.name).expanduser().exists():
             # a path, not a Hub id ORG/NAME: before, loaded as one ("... not found; a Hub model id needs internet")
             what = "is not a folder" if Path(self.name).expanduser().exists() else "no such folder"
@@ -473,6 +474,13 @@ class Encoder:
             if dim:
                 return dim
         return _model_dim(self._load())
+
+    @property
+    def declared_dim(self) -> int | None:
+        """The dimension the model itself gives (:meth:`_declared_dim`: its folder's config, or the loaded model),
+        never the embedding cache's, which may hold another encoder's vectors; None when it is not known without a
+        load."""
+        return self._declared_dim()
 
     def _declared_dim(self) -> int | None:
         """The dimension the model folder's config declares (:func:`_folder_dim`), or the loaded model's; None for a
@@ -740,6 +748,40 @@ class Encoder:
 #: texts shorter than this many UTF-8 bytes fit every encoder's token limit (sentence-transformers' smallest common
 #: ``max_seq_length`` is 128, and a token covers at least one byte), so :meth:`Encoder.over_limit` tokenizes none
 _SHORT_BYTES = 120
+
+
+def _hub_snapshot(folder: Path) -> tuple[str, str] | None:
+    """(Hub model id, commit) when ``folder`` is a snapshot folder of the Hugging Face cache, where a model loaded by
+    its Hub id lives (``.../models--ORG--NAME/snapshots/COMMIT``: the cache writes the id's ``/`` as ``--``, which no
+    Hub id holds); None for any other folder."""
+    folder = Path(folder)
+    repo = folder.parent.parent.name
+    if folder.parent.name != "snapshots" or not repo.startswith("models--") or not re.fullmatch(r"[0-9a-f]{40}",
+                                                                                               folder.name):
+        return None
+    return repo[len("models--"):].replace("--", "/"), folder.name
+
+
+_SNAPSHOTS_SAID: set[Path] = set()
+
+
+def _warn_hub_snapshot(folder: Path) -> None:
+    """A warning (once per folder and process) when the encoder folder is a Hugging Face cache snapshot: its weights
+    are a Hub model's, whose id names them under another encoder id (``ORG/NAME@COMMIT16``: :func:`_hub_commit`) than
+    the folder's path does (``PATH@FINGERPRINT``), so indexing under both makes two spaces and embeds every prompt
+    twice. The folder's encoder id stays as it is (spaces built with it are kept)."""
+    found = _hub_snapshot(folder)
+    if found is None or folder in _SNAPSHOTS_SAID:
+        return
+    _SNAPSHOTS_SAID.add(folder)
+    repo, commit = found
+    # a packaged encoder's Hub id loads the pip package's copy, whose id is its folder's fingerprint
+    same = "" if canonical_name(repo) in (MINILM, MPNET) else f" (encoder {repo}@{commit[:16]})"
+    log.warning("encoder folder %s is the Hugging Face cache's copy of the Hub model %s (commit %s): "
+                "TASKSPACE_ENCODER=%s names those weights%s, the folder's path names them as another encoder, so a "
+                "space built under each is a space of its own and every prompt is embedded for both; name the "
+                "encoder one way in every pass (the Hub id works on any machine whose cache holds it)",
+                folder, repo, commit, repo, same)
 
 
 def _hub_commit(model) -> str | None:

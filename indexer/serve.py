@@ -525,8 +525,8 @@ class Service:
         return self._read(lambda: list_benchmarks(store=self.store))
 
     #: what ``GET /v1/spaces`` gives of each space (``taskspace spaces --json`` without the vector index's counts)
-    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "models", "benchmarks", "stale", "default", "configured",
-                    "origin")
+    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "lam", "eps", "models", "benchmarks", "stale", "default",
+                    "configured", "origin")
 
     def spaces(self) -> list[dict]:
         """The embedding spaces SQL holds (id order), as ``taskspace spaces --json`` lists them, with which one a query
@@ -1411,6 +1411,8 @@ def _answer_responses() -> dict:
         encoder: str
         method: str
         dim: int
+        lam: float = Field(description="the lambda its models' vectors were solved with (TASKSPACE_LAMBDA)")
+        eps: float = Field(description="the eps its models' vectors were solved with (TASKSPACE_EPS)")
         models: int = Field(description="models with a vector in it")
         benchmarks: int = Field(description="benchmarks with a vector in it")
         stale: int | None = Field(description="models whose results changed since their vector in it was solved (or "

@@ -536,11 +536,21 @@ class Drift(ToDict):
     #: where a pulled space came from when its pull stopped before it wrote the vector index: `taskspace pull` of it
     #: again finishes it (`taskspace reindex` keeps a read-only space's prompts collection, which SQL cannot rebuild)
     pull_again: str | None = None
+    #: the vector width the space's encoder makes (its method's layout over the encoder's own dimension) when the
+    #: space's is another: built from another encoder's vectors in this encoder's embedding cache (a file copied or
+    #: renamed, before `taskspace index` skipped such files), so every search of a new prompt fails on it; None when
+    #: they agree or the encoder's dimension is not known here (not the configured encoder's space)
+    foreign_dim: int | None = None
+    #: the space's vector width, as SQL records it (None: a space SQL does not hold)
+    dim: int | None = None
+    #: the command that builds the space again with the encoder's own vectors (None: none does, or one has: then
+    #: `taskspace spaces drop` of this one is what is left)
+    rebuild: str | None = None
 
     @property
     def clean(self) -> bool:
         return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems
-                    or self.unsolved or self.resultless or self.refit
+                    or self.unsolved or self.resultless or self.refit or self.foreign_dim is not None
                     or (self.unindexed and self.indexed_by is not None))
 
     def counts(self) -> dict:
@@ -556,7 +566,7 @@ class Drift(ToDict):
                 "n_unsolvable": len(self.unsolvable), "resultless": self.resultless[:limit],
                 "n_resultless": len(self.resultless), "unpushed": self.unpushed[:limit],
                 "indexed_by": self.indexed_by, "refit": self.refit, "in_sql": self.in_sql,
-                "pull_again": self.pull_again,
+                "pull_again": self.pull_again, "dim": self.dim, "foreign_dim": self.foreign_dim, "rebuild": self.rebuild,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -690,6 +700,37 @@ def _indexed_by(rec, solves) -> str | None:
     return "taskspace index" if solves.matches(rec) else update_command(rec)
 
 
+def _foreign_width(sql, rec, solves, encoder_dim: int | None) -> tuple[int | None, str | None]:
+    """(:attr:`Drift.foreign_dim`, :attr:`Drift.rebuild`) of the space ``rec``: the width its encoder's own vectors
+    give under its method (``encoder_dim``: the configured encoder's dimension, :attr:`Encoder.declared_dim`, its
+    spaces alone compared) when the space's is another, and the pass that builds the space with that width unless one
+    of the same settings has it already."""
+    from .space import SpaceSpec
+    from .spaces import update_command
+
+    if solves is None or encoder_dim is None or rec.encoder != solves.encoder:
+        return None, None
+    want = represent.index_dim(encoder_dim, rec.params or {})
+    if int(rec.dim) == want:
+        return None, None
+    spec = SpaceSpec.of(rec)
+    built = any(s.id != rec.id and int(s.dim) == want and spec.matches(s) for s in sql.list_spaces())
+    return want, None if built else update_command(rec)
+
+
+def _configured_encoder_dim(solves) -> int | None:
+    """The configured encoder's own dimension (:attr:`Encoder.declared_dim`) when ``solves`` names it (it loaded)."""
+    if solves is None or solves.encoder is None:
+        return None
+    from .encoder import get_encoder
+    from .errors import EncoderError
+
+    try:
+        return get_encoder().declared_dim
+    except EncoderError:
+        return None
+
+
 def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
     """Compare every space's index with SQL (see the module docstring); ``space`` (as in :func:`reindex`)
     checks only that one and skips index spaces unknown to SQL. ``solves``: the spec of the space an indexing pass
@@ -698,10 +739,12 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
     out = []
     known = set()
     prompts = benchmarks = None  # SQL's, read once for every space
+    encoder_dim = _configured_encoder_dim(solves)
     for rec in resolve_spaces(sql, space):
         name = space_name(rec)
         known.add(space_slug(name))
-        drift = Drift(name)
+        drift = Drift(name, dim=int(rec.dim))
+        drift.foreign_dim, drift.rebuild = _foreign_width(sql, rec, solves, encoder_dim)
         broken = set()
         for kind in KINDS:
             why = vectors.unreadable(name, kind)

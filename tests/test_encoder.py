@@ -570,3 +570,39 @@ def test_a_cache_file_of_another_encoder_is_not_taken_for_this_ones(tmp_path, en
     assert np.allclose(got, encoder.encode(texts), atol=1e-5)
     assert "dimension 768" in caplog.text and "384" in caplog.text, caplog.text
     assert len(other.cached([prompt_hash(t) for t in texts])) == 2  # replaced by this encoder's vectors
+
+
+def test_a_hugging_face_cache_snapshot_folder_as_encoder_warns_that_its_hub_id_names_the_same_weights(tmp_path,
+                                                                                                    caplog):
+    """TASKSPACE_ENCODER set to a snapshot folder of the Hugging Face cache (``models--ORG--NAME/snapshots/COMMIT``,
+    where a Hub id's model is downloaded): one warning naming the Hub id (and the encoder id it makes, ORG/NAME@COMMIT's
+    first 16), which names the same weights as another encoder (two spaces, every prompt embedded twice); the folder's
+    encoder id is its path's as before. Another folder holding the same files warns of nothing. Before, nothing said
+    that the two names were one model."""
+    import logging
+
+    from indexer.encoder import _minilm_path
+
+    commit = "0123456789abcdef" * 2 + "01234567"
+    snapshot = tmp_path / "hub" / "models--my-org--tiny-encoder" / "snapshots" / commit
+    plain = tmp_path / "plain"
+    for folder in (snapshot, plain):
+        for src in _minilm_path().rglob("*"):
+            dst = folder / src.relative_to(_minilm_path())
+            if src.is_dir():
+                dst.mkdir(parents=True, exist_ok=True)
+            else:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                dst.symlink_to(src)
+    with caplog.at_level(logging.WARNING, logger="indexer.encoder"):
+        enc = Encoder(str(snapshot), cache_dir=tmp_path / "cache")
+        assert enc.id.startswith(f"{snapshot}@")
+        Encoder(str(snapshot), cache_dir=tmp_path / "cache").id  # said once per folder
+    said = [r.getMessage() for r in caplog.records if "Hugging Face cache" in r.getMessage()]
+    assert len(said) == 1, said
+    assert "TASKSPACE_ENCODER=my-org/tiny-encoder names those weights (encoder my-org/tiny-encoder@0123456789abcdef)" \
+        in said[0] and "a space of its own" in said[0], said
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.encoder"):
+        assert Encoder(str(plain), cache_dir=tmp_path / "cache").id.startswith(f"{plain}@")
+    assert "Hugging Face cache" not in caplog.text, caplog.text

@@ -295,7 +295,8 @@ def test_the_spaces_command_lists_each_space_and_marks_the_default(home_with_two
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == f"{space_name(mc)} [default, configured]" and lines[3] == space_name(auto), res.stdout
-    assert lines[1] == f"  id {mc.id}  encoder {encoder.id}  method auto-mc  dim {mc.dim}"
+    assert lines[1] == (f"  id {mc.id}  encoder {encoder.id}  method auto-mc  dim {mc.dim}  lambda {mc.lam:g}  "
+                        f"eps {mc.eps:g}")
     assert lines[2] == "  models 5  benchmarks 2  stale: none" and f"method auto  dim {auto.dim}" in lines[4]
     got = json.loads(_run("spaces", "list", "--json").stdout)
     assert [(s["name"], s["method"], s["dim"], s["models"], s["stale"], s["default"]) for s in got] == [
@@ -303,6 +304,30 @@ def test_the_spaces_command_lists_each_space_and_marks_the_default(home_with_two
     monkeypatch.setenv("TASKSPACE_METHOD", "auto")
     swapped = json.loads(_run("spaces", "--json").stdout)
     assert [(s["default"], s["configured"]) for s in swapped] == [(False, False), (True, True)]
+
+
+def test_every_surface_lists_each_space_with_its_lambda_and_eps(home_with_two_spaces, encoder):
+    """`taskspace spaces` (text), `taskspace spaces --json` and `GET /v1/spaces` give each space's lambda and eps, the
+    same values (the two settings, with encoder and method, that make a space: TASKSPACE_LAMBDA=3 builds another).
+    Before, `GET /v1/spaces` and the text listing lacked them, so two spaces of one encoder and method told apart only
+    by their lambda looked alike there."""
+    from fastapi.testclient import TestClient
+
+    from indexer.serve import Service, create_app
+
+    mc, auto = home_with_two_spaces
+    listed = json.loads(_run("spaces", "--json").stdout)
+    text = _run("spaces").stdout
+    for rec, js in zip((mc, auto), listed):
+        assert (js["lam"], js["eps"]) == (rec.lam, rec.eps), js
+        assert f"dim {rec.dim}  lambda {rec.lam:g}  eps {rec.eps:g}" in text, text
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as client:
+        served = client.get("/v1/spaces").json()["spaces"]
+        schema = client.get("/openapi.json").json()["components"]["schemas"]["Space"]["properties"]
+    assert [(s["name"], s["lam"], s["eps"]) for s in served] == [(s["name"], s["lam"], s["eps"]) for s in listed]
+    assert {"lam", "eps"} <= set(schema), schema
+    assert all(set(s) == {k: None for k in schema}.keys() for s in served), served
 
 
 def test_spaces_drop_dry_run_refusal_and_drop_from_the_command_line(home_with_two_spaces):

@@ -356,7 +356,7 @@ def test_cli_reindex_and_check(encoder, taskspace_home, cli):
     assert rc == 1 and "extra models: 1: org/beta" in out and "taskspace reindex" in err
     rc, out, err = cli("reindex", "--kind", "models")
     assert rc == 0 and "3 models" in out, err
-    assert cli("check")[0] == 0
+    assert cli("check", "--space", name)[0] == 0  # (without it, also the configured space, which is not built)
     rc, out, err = cli("reindex", "--space", "nope")
     assert rc == 2 and "is not a known space" in err
     # another holder of the local index (here a store of this same process, which the error names as such): a
@@ -408,8 +408,8 @@ def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, t
     assert code == 1 and "does not exist: nothing is indexed in TASKSPACE_HOME=" in err, (code, out, err)
     assert not (taskspace_home / "taskspace.db").exists()
     with open_store() as sql:
-        fill(sql, encoder)
-    assert cli("reindex")[0] == 0 and cli("check")[0] == 0
+        space = fill(sql, encoder)
+    assert cli("reindex")[0] == 0 and cli("check", "--space", space_name(space))[0] == 0
     db = taskspace_home / "taskspace.db"
     db.unlink()
     for command in ("check", "reindex"):
@@ -1247,3 +1247,67 @@ def test_a_point_written_with_a_count_of_0_is_pushed_again_after_migration_0020(
     assert push_models(store, vs, space.id, store.unpushed_models(space.id)) == 1
     assert vs.get(name, "models", ["org/gamma"])["org/gamma"].payload["num_parameters"] is None
     assert only(check(store, vs)).clean and store.unpushed_models(space.id) == []
+
+
+def test_check_reports_the_configured_space_unbuilt_in_a_home_of_an_older_method_or_of_no_space(
+        encoder, tmp_path, taskspace_home, cli):
+    """A home whose only space an older taskspace's method built (`hyperplane`, which no setting builds now) and a
+    home with results ingested and no space at all: check says the configured space is not built, what searches take
+    meanwhile (the older space, or nothing: every search fails) and `taskspace index`, exit 1 (`configured_unbuilt` in
+    `--json`); `--space NAME` checks that space alone. Before, both said clean (or "no embedding spaces"), exit 0."""
+    import json
+
+    from helpers import TOPICS, outcomes, write_source
+    from indexer.store.sql import open_store
+
+    rng = np.random.default_rng(31)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(6)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 6))
+    rc, out, err = cli("ingest", str(tmp_path / "a"), "--no-metadata")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check")
+    assert rc == 1 and "SQL holds results but no embedding space, so every search fails meanwhile" in out, (out, err)
+    assert "configured space (encoder " in out and "run `taskspace index` to build it" in err, (out, err)
+    with open_store() as sql:
+        space = fill(sql, encoder)  # method hyperplane, an older taskspace's
+    assert cli("reindex")[0] == 0
+    name = space_name(space)
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {name}: clean" in out, (out, err)
+    assert (f"not built; searches without --space take {name} (method hyperplane, which no setting of this taskspace "
+            "builds any more) meanwhile") in out, out
+    assert "run `taskspace index` to build it from the stored results" in err, err
+    got = json.loads(cli("check", "--json")[1])["configured_unbuilt"]
+    assert got["searched"] == name and got["older_method"] == "hyperplane" and got["command"] == "taskspace index", got
+    assert cli("check", "--space", name)[0] == 0
+
+
+def test_check_reports_a_space_built_from_another_encoders_embedding_cache(encoder, taskspace_home, cli):
+    """A space of the configured encoder whose vectors are wider than that encoder's own embeddings make (built from
+    another encoder's 768-dim vectors in MiniLM's cache file, before `taskspace index` skipped such a file): check
+    names its width and the one expected (`foreign_dim` in `--json`), advises `taskspace index` and then `taskspace
+    spaces drop NAME`, exit 1; once a space of the same settings has the right width, the drop alone. Before, clean,
+    while every search of a new prompt failed on it."""
+    import json
+
+    from indexer import represent
+    from indexer.spaces import configured_spec
+    from indexer.store.sql import open_store
+
+    spec = configured_spec()
+    with open_store() as sql:
+        bad = sql.get_or_create_space(encoder.id, represent.index_dim(768, spec.params), spec.lam, spec.eps,
+                                      spec.method, spec.params)
+    name, want = space_name(bad), represent.index_dim(encoder.dim, spec.params)
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {name}: drift" in out, (out, err)
+    assert f"  vectors: {bad.dim} wide, where its encoder's own embeddings under its method make {want}" in out, out
+    assert (f"run `taskspace index` to build the space again with the encoder's own vectors, then run `taskspace "
+            f"spaces drop {name}`") in err, err
+    (d,) = json.loads(cli("check", "--json")[1])["spaces"]
+    assert d["foreign_dim"] == want and d["dim"] == bad.dim and d["rebuild"] == "taskspace index", d
+    with open_store() as sql:
+        good = sql.get_or_create_space(encoder.id, want, spec.lam, spec.eps, spec.method, spec.params)
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {space_name(good)}: clean" in out and f"space {name}: drift" in out, (out, err)
+    assert f"run `taskspace spaces drop {name}`" in err and "build the space again" not in err, err
