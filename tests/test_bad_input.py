@@ -773,7 +773,7 @@ def test_a_prompts_file_holding_its_rows_under_a_key_says_how_to_write_them(stor
 @pytest.mark.parametrize("name, nested, said", [
     ("prompts.json", True, "one JSON object holding 30 rows under 'prompts' spread over 154 lines"),
     ("prompts.jsonl", True, "one JSON object holding 30 rows under 'prompts' spread over 154 lines"),
-    ("prompts.jsonl", False, "one JSON array of 30 item(s) spread over 152 lines"),
+    ("prompts.jsonl", False, "one JSON array of 30 items spread over 152 lines"),
 ])
 def test_a_pretty_printed_json_prompts_file_is_one_error_saying_so_not_one_per_line(store, tmp_path, name, nested,
                                                                                     said):

@@ -274,7 +274,7 @@ def test_prompt_rows_with_missing_fields(tmp_path):
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1)])
     batch = read_source(tmp_path)
     assert errors_of(batch) == [  # the cause first (before: by file name, so outcomes.csv's drops came first)
-        ("prompts.jsonl", 2, "missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"),
+        ("prompts.jsonl", 2, "missing field benchmark (a prompt needs prompt_id, benchmark, text)"),
         ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file (line 2); its rows are dropped"),
     ]
 
@@ -703,7 +703,7 @@ def test_a_json_array_in_a_jsonl_file_says_to_name_it_json(tmp_path):
     (tmp_path / "prompts.jsonl").write_text(json.dumps(rows) + "\n")
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
     mine = [e for e in errors_of(read_source(tmp_path)) if e[0] == "prompts.jsonl"]
-    assert mine == [("prompts.jsonl", 1, "line is a JSON array of 2 item(s), not an object: a JSON-lines file holds one "
+    assert mine == [("prompts.jsonl", 1, "line is a JSON array of 2 items, not an object: a JSON-lines file holds one "
                                          "object per line; a file holding one JSON array is read as such when named "
                                          ".json")]
     (tmp_path / "prompts.jsonl").rename(tmp_path / "prompts.json")
