@@ -357,8 +357,10 @@ class Ingester:
             res = once_more_if_lost(self.store.ingest, batch, log=log,
                                     said=lambda exc: f"{batch.source.location}: {exc}; storing it once more")
         except IndexerError as exc:
+            # a write's StoreError says "nothing of it was saved" already: said once
+            said = "" if getattr(exc, "nothing_saved", False) else " (nothing of it was written)"
             s.errors.append(RowError(batch.source.location, getattr(exc, "line", None),
-                                     f"source not stored (nothing of it was written): {exc}"))
+                                     f"source not stored{said}: {exc}"))
             return
         if res.skipped:
             s.skipped += 1

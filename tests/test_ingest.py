@@ -207,6 +207,29 @@ def test_a_source_that_fails_midway_leaves_nothing_behind(store, tmp_path, monke
     assert len(store.load_outcomes().models) == 3
 
 
+def test_a_source_the_database_fails_to_store_says_nothing_was_saved_once(store, monkeypatch):
+    """The database failing inside a source's write transaction (a driver error): the source's error says that nothing
+    of it was saved once. Before, twice: "source not stored (nothing of it was written): ingesting X failed, nothing of
+    it was saved: ..." (ingest.store_batch's words and the store's, found walking ``taskspace worker``)."""
+    from sqlalchemy.exc import OperationalError
+
+    calls = {"n": 0}
+    real = store._insert_blocks
+
+    def failing(conn, blocks):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OperationalError("INSERT", {}, Exception("disk I/O error"))
+        return real(conn, blocks)
+
+    monkeypatch.setattr(store, "_insert_blocks", failing)
+    s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+    (err,) = s.errors
+    assert err.message.startswith(f"source not stored: ingesting {err.file} failed, nothing of it was saved: disk I/O "
+                                  "error"), err.message
+    assert err.message.count("nothing of it") == 1, err.message
+
+
 @pytest.mark.postgres
 def test_a_source_whose_database_session_was_ended_is_stored_on_a_fresh_connection(pg_url, monkeypatch, caplog):
     """PostgreSQL ending the session of a source's transaction (a restart or failover, `pg_terminate_backend`) while it
