@@ -240,9 +240,12 @@ class UnknownSpaceError(NotFoundError):
 
 
 class StoreError(IndexerError, RuntimeError):
-    """The database or the vector index cannot be used (unreachable, locked, out of date)."""
+    """The database or the vector index cannot be used (unreachable, locked, out of date). ``nothing_saved``: True
+    when the message already says that nothing of the failed write transaction was saved (a caller adding its own
+    "nothing of it was written" would say it twice)."""
 
     exit_code = 3
+    nothing_saved = False
 
 
 class ConnectionLostError(StoreError):

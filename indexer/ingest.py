@@ -319,7 +319,8 @@ class Ingester:
             # a reader's model folder that failed (sources.common.each_isolated): each is named, the others were read
             for at, e in [(getattr(exc, "source_where", where), exc), *getattr(exc, "also_failed", [])]:
                 if isinstance(e, PermissionError):  # a file or folder this user may not read: no bug, the user's fix
-                    self.summary.errors.append(RowError(e.filename or at, None, unreadable_message(e)))
+                    self.summary.errors.append(RowError(e.filename or at, None,
+                                                        unreadable_message(e, self._stored_or_none(at))))
                     continue
                 log.info("unexpected error while reading %s", at, exc_info=e)  # -v shows it, as the line says
                 self.summary.errors.append(RowError(at, None, f"cannot be read: {type(e).__name__}: {e} (an "
@@ -356,8 +357,10 @@ class Ingester:
             res = once_more_if_lost(self.store.ingest, batch, log=log,
                                     said=lambda exc: f"{batch.source.location}: {exc}; storing it once more")
         except IndexerError as exc:
+            # a write's StoreError says "nothing of it was saved" already: said once
+            said = "" if getattr(exc, "nothing_saved", False) else " (nothing of it was written)"
             s.errors.append(RowError(batch.source.location, getattr(exc, "line", None),
-                                     f"source not stored (nothing of it was written): {exc}"))
+                                     f"source not stored{said}: {exc}"))
             return
         if res.skipped:
             s.skipped += 1
@@ -379,6 +382,15 @@ class Ingester:
         ConnectionLostError left the ingest and failed the pass, even one with nothing new."""
         return once_more_if_lost(read, *args, log=log,
                                  said=lambda exc: f"{exc}; reading it once more on a fresh connection")
+
+    def _stored_or_none(self, location: str):
+        """The stored revision of ``location`` (a SourceRecord with outcomes), or None: none stored, or the database
+        could not say (an error line about a source is not to fail on a second error)."""
+        try:
+            known = self._read_stored(self.store.get_source, location)
+        except IndexerError:
+            return None
+        return known if known is not None and known.n_outcomes else None
 
     def _quarantine_reason(self, batch: SourceBatch) -> str | None:
         """Why this new revision (read with errors) must not replace the stored one, or None (see QUARANTINE_LOSS)."""
@@ -721,16 +733,23 @@ class Ingester:
             self.summary.metadata += self.store.upsert_models(rows)
 
 
-def unreadable_message(exc: PermissionError) -> str:
+def unreadable_message(exc: PermissionError, stored=None) -> str:
     """The error line of a file or folder of a source that this user may not read (``chmod 000``, another user's
-    0600 file, a folder without ``x``): what to do, not "an unexpected error ... please report it"."""
+    0600 file, a folder without ``x``): what to do, not "an unexpected error ... please report it". ``stored``: the
+    source's stored revision (a SourceRecord), which stays in the index and serves searches; the line says so, as
+    "nothing of this source is stored" alone read as if its outcomes were gone."""
     import os
+
+    from .errors import counted
 
     path = Path(exc.filename) if exc.filename else None
     how = "chmod a+rx" if path is not None and path.is_dir() else "chmod a+r"
     who = f"uid {os.geteuid()}" if hasattr(os, "geteuid") else "this user"
+    kept = ("nothing of this source is stored" if stored is None else
+            f"nothing of it is read now; its stored revision ({counted(stored.n_outcomes, 'outcome')}) is kept and "
+            "searched until the source can be read")
     return (f"permission denied: this user ({who}) may not read it; make it readable (`{how}`, or chown it) or ingest as "
-            "a user who can: nothing of this source is stored, the others are read")
+            f"a user who can: {kept}, the others are read")
 
 
 def _rows_file(source: SourceInfo) -> str:

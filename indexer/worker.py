@@ -261,10 +261,30 @@ def pass_summary(report) -> str:
     killed_note = (f"; run{'s' if len(killed) > 1 else ''} {', '.join(map(str, killed))} left running by a killed "
                    "process marked killed" if killed else "")
     refit = f"; {counts['calibration_refit']}" if counts.get("calibration_refit") else ""  # why every model was solved
+    read = _configured_note(getattr(report, "sources", None), counts)
     if not done:
-        return f"{head}: nothing new" + (f": {counted(unchanged, 'source')} unchanged" if unchanged else "") + killed_note
-    return (f"{head}: " + ", ".join(done) + (f"; {counted(unchanged, 'source')} unchanged" if unchanged else "") + refit
-            + killed_note)
+        return (f"{head}: nothing new" + (f": {counted(unchanged, 'source')} unchanged" if unchanged else "") + read
+                + killed_note)
+    return (f"{head}: " + ", ".join(done) + (f"; {counted(unchanged, 'source')} unchanged" if unchanged else "") + read
+            + refit + killed_note)
+
+
+def _configured_note(configured, counts: dict) -> str:
+    """``; of 3 sources read: 1 ingested, 2 unchanged (the counts before are of stored sources: ...)`` when the
+    pass's sources (``report.sources``, one per configured source, as ``stage ingest: 3 sources`` counts them) are
+    not what the counts of stored sources say: an lm-eval output folder is one configured source and one stored source
+    per model folder. Before, 3 configured sources gave "2 sources ingested ...; 2 sources unchanged" and nothing
+    told the two counts apart. Empty when they agree (a source is one stored source) or no list is given."""
+    if not isinstance(configured, list) or not configured:
+        return ""
+    from collections import Counter
+
+    by = Counter(str(s.get("status")) for s in configured if isinstance(s, dict))
+    if (by["ingested"], by["unchanged"]) == (counts.get("sources", 0), counts.get("sources_unchanged", 0)):
+        return ""
+    each = ", ".join(f"{n} {status}" for status, n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (f"; of {counted(len(configured), 'source')} read: {each} (the counts before are of stored sources: each "
+            "model folder of an lm-eval output folder is one)")
 
 
 #: the item errors of a pass the worker logs (as `taskspace index` prints them); the rest are counted

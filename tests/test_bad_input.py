@@ -501,6 +501,45 @@ def test_a_file_this_user_may_not_read_is_an_error_naming_it_and_the_other_model
     assert (json.loads(again.stdout)["sources"], json.loads(again.stdout)["skipped"]) == (2, 2)
 
 
+def test_a_stored_source_that_cannot_be_read_now_says_its_stored_revision_is_kept_and_searched(tmp_path):
+    """A model folder stored by an earlier ingest whose samples file can no longer be read (chmod 000 after an edit):
+    its error says the stored revision (its outcome count) is kept and searched, which it is; a folder never stored
+    says nothing of it is stored. Before, both said "nothing of this source is stored", while the stored revision of
+    the first kept serving searches (found walking ``taskspace worker``)."""
+    import os
+    import shutil
+
+    from indexer.store.sql import Store
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    new = out / "fake-org__dummy-c"
+    shutil.move(new, tmp_path / "later")
+    first = _run_cli_without_read_override(tmp_path / "home", "ingest", str(out), "--no-metadata", "--json")
+    assert first.returncode == 0, first.stderr
+    shutil.move(tmp_path / "later", new)
+    store = Store(f"sqlite:///{tmp_path / 'home' / 'taskspace.db'}")
+    folder = out / "fake-org__dummy-b"
+    n = store.get_source(str(folder)).n_outcomes
+    locked = next(folder.glob("samples_tiny_mc_yesno_*.jsonl"))
+    locked.write_text(locked.read_text() + "\n")  # edited since: a new revision to read
+    os.utime(locked, (1, 1))
+    locked.chmod(0)
+    shut = next(new.glob("samples_*.jsonl"))
+    shut.chmod(0)
+    try:
+        res = _run_cli_without_read_override(tmp_path / "home", "ingest", str(out), "--no-metadata", "--json")
+    finally:
+        locked.chmod(0o644)
+        shut.chmod(0o644)
+    errors = {e["file"]: e["message"] for e in json.loads(res.stdout)["errors"]}
+    assert set(errors) == {str(locked), str(shut)}, errors
+    assert f"its stored revision ({n} outcomes) is kept and searched" in errors[str(locked)], errors[str(locked)]
+    assert "nothing of this source is stored" not in errors[str(locked)]
+    assert "nothing of this source is stored" in errors[str(shut)], errors[str(shut)]
+    assert store.get_source(str(folder)).n_outcomes == n  # kept, as the line says
+
+
 def test_a_model_name_no_database_takes_is_one_error_showing_its_start_not_a_line_per_prompt(store, tmp_path):
     """An lm-eval results file whose ``model_name`` is 5,000 characters (a damaged export, a model_args string): one
     error naming the model by its first characters and its length, counting the outcomes dropped and saying what to

@@ -207,6 +207,49 @@ def test_a_source_that_fails_midway_leaves_nothing_behind(store, tmp_path, monke
     assert len(store.load_outcomes().models) == 3
 
 
+def test_a_new_revision_storing_fewer_outcomes_names_what_went(store, tmp_path):
+    """A task's samples file deleted from an lm-eval model folder: the next ingest warns that the folder's new revision
+    stores fewer outcomes than the stored one and names the benchmark no longer read; the first ingest says nothing.
+    Before, "1 source ingested, 27 outcomes stored" (42 before), and no word of the outcomes that went."""
+    out = tmp_path / "out"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", out / "fake-org__dummy-b")
+    folder = out / "fake-org__dummy-b"
+    first = ingest(str(out), store=store, fetch_metadata=False)
+    before = store.get_source(str(folder)).n_outcomes
+    assert not any("fewer than" in w for w in first.warnings), first.warnings
+    next(folder.glob("samples_tiny_mc_science_*.jsonl")).unlink()
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    now = store.get_source(str(folder)).n_outcomes
+    assert s.sources == 1 and 0 < now < before, (s, now, before)
+    (said,) = [w for w in s.warnings if "fewer than" in w]
+    assert said.startswith(f"{folder}: this revision stores {now} outcomes, {before - now} fewer than the stored "
+                           f"revision's {before}: 1 benchmark no longer read ("), said
+    assert "tiny_mc_science" in said and "model no longer read" not in said, said
+
+
+def test_a_source_the_database_fails_to_store_says_nothing_was_saved_once(store, monkeypatch):
+    """The database failing inside a source's write transaction (a driver error): the source's error says that nothing
+    of it was saved once. Before, twice: "source not stored (nothing of it was written): ingesting X failed, nothing of
+    it was saved: ..." (ingest.store_batch's words and the store's, found walking ``taskspace worker``)."""
+    from sqlalchemy.exc import OperationalError
+
+    calls = {"n": 0}
+    real = store._insert_blocks
+
+    def failing(conn, blocks):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OperationalError("INSERT", {}, Exception("disk I/O error"))
+        return real(conn, blocks)
+
+    monkeypatch.setattr(store, "_insert_blocks", failing)
+    s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+    (err,) = s.errors
+    assert err.message.startswith(f"source not stored: ingesting {err.file} failed, nothing of it was saved: disk I/O "
+                                  "error"), err.message
+    assert err.message.count("nothing of it") == 1, err.message
+
+
 @pytest.mark.postgres
 def test_a_source_whose_database_session_was_ended_is_stored_on_a_fresh_connection(pg_url, monkeypatch, caplog):
     """PostgreSQL ending the session of a source's transaction (a restart or failover, `pg_terminate_backend`) while it

@@ -1288,6 +1288,29 @@ def test_the_pass_line_counts_in_words_singular_for_one():
     assert "(s)" not in pass_summary(SimpleNamespace(status="ok", run_id=6, counts={"sources_unchanged": 2}))
 
 
+def test_the_pass_line_says_what_its_source_counts_count_when_configured_and_stored_sources_differ():
+    """3 configured sources (an lm-eval output folder of 3 model folders, two files), as `stage ingest: 3 sources`
+    counts them, and 2 stored sources ingested and 2 unchanged (each model folder is one): the pass line says both,
+    each named. Before, "2 sources ingested ...; 2 sources unchanged" beside "stage ingest: 3 sources", found walking
+    the worker. A pass whose configured sources are its stored ones says no more than before."""
+    from types import SimpleNamespace
+
+    from indexer.worker import pass_summary
+
+    configured = [{"spec": "/data/lm_out", "status": "ingested", "errors": 0},
+                  {"spec": "/data/a.csv", "status": "unchanged", "errors": 0},
+                  {"spec": "/data/b.csv", "status": "failed", "errors": 1}]
+    r = SimpleNamespace(status="partial", run_id=3, sources=configured,
+                        counts={"sources": 2, "sources_unchanged": 2, "outcomes_added": 42})
+    said = pass_summary(r)
+    assert said == ("partial (run 3): 2 sources ingested, 42 outcomes stored; 2 sources unchanged; of 3 sources read: "
+                    "1 failed, 1 ingested, 1 unchanged (the counts before are of stored sources: each model folder of "
+                    "an lm-eval output folder is one)"), said
+    same = SimpleNamespace(status="ok", run_id=4, sources=configured[:2],
+                           counts={"sources": 1, "sources_unchanged": 1, "outcomes_added": 42})
+    assert pass_summary(same) == "ok (run 4): 1 source ingested, 42 outcomes stored; 1 source unchanged"
+
+
 def test_the_pass_line_counts_texts_embedded_not_prompts():
     """With `auto-mc` a prompt with answer options is embedded as two texts (its question, its options), and the pass
     counts texts (`embedded`, as its truncation note says "of the 898 texts embedded"). Before, the worker's line said

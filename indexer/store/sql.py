@@ -471,6 +471,12 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         return sql_lock.sqlite_lock(self.engine.url.database, name)
 
 
+def _said_saved(write: bool, exc: StoreError) -> StoreError:
+    """``exc``, marked as saying "nothing of it was saved" when it is a write transaction's (StoreError.nothing_saved)."""
+    exc.nothing_saved = write
+    return exc
+
+
 class _Tx:
     """``with _Tx(engine, write=...) as session``: one transaction, committed on success, rolled back on error.
     The ORM session is bound to one connection (SQLite writes: BEGIN IMMEDIATE)."""
@@ -522,10 +528,10 @@ class _Tx:
         detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         saved = ", nothing of it was saved" if self.write else ""
         if "database is locked" in detail:
-            return BusyError(
+            return _said_saved(self.write, BusyError(
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
                 f"locked for over {migrate.sqlite_busy_timeout(self.engine.url):g} s; retry when it is done, or use PostgreSQL "
-                "(TASKSPACE_DATABASE_URL) for concurrent writers")
+                "(TASKSPACE_DATABASE_URL) for concurrent writers"))
         hint = (_timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
                 or migrate.full_disk_note(self.engine.url, detail) or file_size_limit_note(detail)
                 # a file another user owns, or mounted read-only: which file, and what to do
@@ -533,7 +539,8 @@ class _Tx:
         # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);
         # not after the server said its idle-in-transaction timeout ended it (the same work meets it again)
         kind = ConnectionLostError if self._lost(exc, detail) else StoreError
-        return kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
+        return _said_saved(self.write,
+                           kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})"))
 
     def _lost(self, exc: SQLAlchemyError, detail: str) -> bool:
         """The server ended the session mid-transaction (a restart, ``pg_terminate_backend``), which the same work on a

@@ -529,9 +529,12 @@ class IngestMixin:
         # the source row: replace a previous revision's outcomes
         touched = set(mids.values())  # the models whose outcomes this changes: their stored digests are recomputed
         was: dict[int, set[int]] = {}  # benchmark id -> the prompts the replaced revision had outcomes on
+        had: set[tuple[int, int]] = set()  # (model id, benchmark id) of the replaced revision's blocks
         if existing is not None:
             was = self._block_prompts(conn, existing.id)
-            touched.update(conn.execute(select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == existing.id)).scalars())
+            had = set(map(tuple, conn.execute(select(OutcomeBlock.model_id, OutcomeBlock.benchmark_id)
+                                              .where(OutcomeBlock.source_id == existing.id)).all()))
+            touched.update(m for m, _ in had)
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == existing.id))
             source_id = existing.id
         else:
@@ -572,6 +575,9 @@ class IngestMixin:
                            "model_revision": cols.revisions.get((model, bench))})
             total += hi - lo
         self._insert_blocks(conn, blocks)
+        if existing is not None and total < existing.n_outcomes:
+            warnings.append(self._fewer_outcomes(conn, src.location, existing.n_outcomes, total, had,
+                                                 {(b["model_id"], b["benchmark_id"]) for b in blocks}))
         said = self._disagreeing_sources(conn, source_id, src.location, cols, mids, pids, group, prompt, means)
         if said:
             warnings.append(said)
@@ -584,6 +590,27 @@ class IngestMixin:
         pruned = self._prune_membership(conn, was, kept)
         return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None,
                             source_id=source_id, pruned=pruned, warnings=tuple(warnings))
+
+    @staticmethod
+    def _fewer_outcomes(conn, location: str, before: int, now: int, had: set, has: set) -> str:
+        """The warning of a new revision of ``location`` storing fewer outcome cells (``now``) than the one it replaces
+        (``before``), naming the benchmarks and models of the stored revision no longer read (``had`` and ``has``:
+        (model id, benchmark id) pairs), so a file deleted from the source is told from an update. Before, a pass said
+        "1 source ingested, 27 outcomes stored" (42 before) and nothing of the outcomes that went."""
+        from ..errors import counted
+        from ..sources.common import values_listed
+
+        def gone(ids: set[int], column, key) -> list[str]:
+            return sorted(conn.execute(select(column).where(key.in_(sorted(ids)))).scalars()) if ids else []
+
+        benches = gone({b for _, b in had} - {b for _, b in has}, Benchmark.name, Benchmark.id)
+        models = gone({m for m, _ in had} - {m for m, _ in has}, Model.key, Model.id)
+        what = [f"{counted(len(names), noun)} no longer read ({values_listed(names)})"
+                for names, noun in ((benches, "benchmark"), (models, "model")) if names]
+        why = ("; ".join(what) if what else "fewer prompts read in the benchmarks it still has")
+        return (f"{location}: this revision stores {counted(now, 'outcome')}, {before - now} fewer than the stored "
+                f"revision's {before}: {why}; their outcomes are no longer stored. A file deleted or moved out "
+                "of the source? Put it back and the next pass stores them again; a deliberate change needs nothing")
 
     @staticmethod
     def _disagreeing_sources(conn, source_id: int, location: str, cols: _Columns, mids: dict, pids: dict,
