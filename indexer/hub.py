@@ -45,7 +45,11 @@
   :meth:`HubClient.commit` (one ``HfApi.create_commit`` of ``CommitOperationAdd``/``CommitOperationDelete``). A
   missing token is a :class:`~indexer.errors.ConfigError` (exit 2), a token without write access a
   :class:`~indexer.errors.GatedRepoError` (exit 4); both one line saying what to do. Commits are not retried (a
-  commit whose answer was lost could otherwise land twice).
+  commit whose answer was lost could otherwise land twice). huggingface_hub uploads LFS files by Xet whenever hf_xet is
+  installed, whatever the server offers: a commit first asks the Xet write-token endpoint
+  (:meth:`HubClient._xet_offered`) and, where it answers 404/405, gives huggingface_hub its files as buffers, which it
+  uploads by LFS; an upload failing before the commit (hf_xet's own error, an LFS batch endpoint answering 404) is a
+  :class:`HubError` naming it (:meth:`HubClient._upload_problem`).
 - Nothing is written outside ``$TASKSPACE_HOME/hub``: every server-supplied revision must be a 40-hex-digit commit sha
   (a repo's ``sha``, a file's ``X-Repo-Commit``), a user's ``@REVISION`` a commit sha or a plain branch or tag
   name (:func:`is_valid_revision`), every repo file name a plain relative path (:func:`is_safe_repo_path`), and a
@@ -61,6 +65,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import io
 import logging
 import os
 import re
@@ -1078,12 +1083,17 @@ class HubClient:
         bad = [n for n in [*files, *deletes] if not is_safe_repo_path(n)]
         if bad:
             raise HubError(f"cannot commit to {repo_id}: unsafe file name {bad[0][:120]!r}")
-        ops = [CommitOperationAdd(path_in_repo=n, path_or_fileobj=data) for n, data in sorted(files.items())]
+        # huggingface_hub uploads a file the Hub answers "lfs" for by Xet whenever hf_xet is installed, whatever the
+        # server offers; a server with no Xet endpoint gets the LFS upload it offers instead (huggingface_hub's own
+        # way for a file given as a buffer, which Xet does not take)
+        xet = self._call("write to", repo_id, "dataset", self._xet_offered, repo_id) if files else None
+        ops = [CommitOperationAdd(path_in_repo=n, path_or_fileobj=data if xet is not False else io.BytesIO(data))
+               for n, data in sorted(files.items())]
         ops += [CommitOperationDelete(path_in_repo=n) for n in sorted(deletes)]
         retries, self.retries = self.retries, 0
         try:
-            info = self._call("write to", repo_id, "dataset", self._api.create_commit, repo_id, ops,
-                              commit_message=message, repo_type="dataset", parent_commit=parent, token=self._token)
+            info = self._call("write to", repo_id, "dataset", self._create_commit, repo_id, ops, xet,
+                              commit_message=message, parent_commit=parent)
         except HubError as exc:
             if "answered 412" in str(exc):  # parentCommit is no longer the head
                 raise HubError(f"cannot write to {repo_id}: it changed since this publish read it (commit {parent}); "
@@ -1092,6 +1102,84 @@ class HubClient:
         finally:
             self.retries = retries
         return info.oid
+
+    def _xet_path(self, repo_id: str) -> str:
+        return f"/api/datasets/{repo_id}/xet-write-token/main"
+
+    def _xet_offered(self, repo_id: str) -> bool | None:
+        """Whether the Hub offers Xet uploads to the dataset ``repo_id``: its Xet write-token endpoint answers (the
+        Hub: 200), or answers 404/405 (a server that speaks LFS only); None when huggingface_hub would not use Xet
+        anyway (hf_xet is not installed, or HF_HUB_DISABLE_XET is set). Other answers raise as every request's do."""
+        from huggingface_hub import _commit_api
+        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+        if not _commit_api.is_xet_available():
+            return None
+        answer = get_session().get(self.endpoint + self._xet_path(repo_id),
+                                   headers=build_hf_headers(token=self._token or False))
+        if answer.status_code in (404, 405):
+            return False
+        hf_raise_for_status(answer)
+        return True
+
+    def _create_commit(self, repo_id: str, ops: list, xet: bool | None, **kwargs):
+        """``HfApi.create_commit`` of ``ops``, an upload that fails before the commit (Xet's, or an LFS endpoint the
+        server does not have) a :class:`HubError` naming the endpoint and what to do."""
+        quiet = _Unsaid("Uploading files as a binary IO buffer is not supported by Xet")  # LFS chosen, not a fallback
+        logging.getLogger("huggingface_hub._commit_api").addFilter(quiet)
+        try:
+            return self._api.create_commit(repo_id, ops, repo_type="dataset", token=self._token, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - an upload's failure said below, anything else re-raised
+            problem = self._upload_problem(exc, repo_id, xet)
+            if problem is None:
+                raise
+        finally:
+            logging.getLogger("huggingface_hub._commit_api").removeFilter(quiet)
+        raise HubError(f"cannot write to {repo_id}: {problem}; nothing was committed")  # outside the except: it is
+        # this error _call sees, not the HTTP error it would translate into a "not found"
+
+    def _upload_problem(self, exc: Exception, repo_id: str, xet: bool | None) -> str | None:
+        """What failed in a commit's upload, for :meth:`_create_commit`'s error: the LFS batch endpoint answering
+        404/405, or hf_xet's own error (a builtin ``ConnectionError``, ...); None for anything else."""
+        from huggingface_hub import errors as hf
+
+        if isinstance(exc, hf.HfHubHTTPError):
+            answer = getattr(exc, "response", None)
+            if answer is None or answer.status_code not in (404, 405) or not answer.request.url.path.endswith(
+                    "/info/lfs/objects/batch"):
+                return None
+            no_xet = f"answers no Xet upload endpoint ({self._xet_path(repo_id)}: 404) and " if xet is False else ""
+            return (f"the Hub at {self.endpoint} {no_xet}its LFS upload endpoint ({answer.request.url.path}) answered "
+                    f"{answer.status_code}, so no file can be uploaded to it: check HF_ENDPOINT")
+        if _in_xet_upload(exc):
+            return (f"the Xet upload to the Hub at {self.endpoint} failed ({type(exc).__name__}: {str(exc)[:300]}): "
+                    "run the publish again, or set HF_HUB_DISABLE_XET=1 to upload by LFS")
+        return None
+
+
+class _Unsaid(logging.Filter):
+    """Drops the log records whose message starts with ``start``."""
+
+    def __init__(self, start: str):
+        super().__init__()
+        self.start = start
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.start)
+
+
+def _in_xet_upload(exc: BaseException) -> bool:
+    """True for an error raised inside huggingface_hub's Xet upload (``_upload_xet_files``: hf_xet's own exceptions,
+    which carry no Python frame of their own), so not by an answer huggingface_hub reads or by our call."""
+    import inspect
+
+    from huggingface_hub import _commit_api
+
+    code = getattr(inspect.unwrap(getattr(_commit_api, "_upload_xet_files", None)), "__code__", None)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return code is not None and tb is not None and tb.tb_frame.f_code is code
 
 
 #: safetensors dtypes that hold packed quantized weights (GPTQ/AWQ: I32); a parameter count with more than

@@ -42,7 +42,12 @@ Writing (what ``HfApi.create_repo`` / ``create_commit`` / ``upload_folder`` send
 ``POST /api/{type}s/{id}/preupload/{rev}`` (answers ``uploadMode: "regular"`` for every file, so the client inlines
 them) and ``POST /api/{type}s/{id}/commit/{rev}`` (the client's NDJSON body: a ``header`` line with ``summary``,
 ``description`` and optional ``parentCommit``, then ``file`` lines with base64 ``content``, ``deletedFile`` and
-``deletedFolder`` lines; an ``lfsFile`` line is refused with 422, as nothing here stores LFS objects). A commit
+``deletedFolder`` lines; an ``lfsFile`` line is refused with 422 unless ``server.lfs`` is on). ``server.lfs = True``
+(off by default): preupload answers ``uploadMode: "lfs"`` for every file, ``POST /{prefix}{id}.git/info/lfs/objects/batch``
+answers the ``basic`` transfer to ``PUT /_lfs/{sha256}``, and an ``lfsFile`` line commits an uploaded object; there is no
+Xet endpoint (``/api/{type}s/{id}/xet-write-token/{rev}`` answers 404), as on a server that speaks LFS only.
+``server.xet_cas = URL``: that endpoint answers 200 naming ``URL`` as the Xet storage, as the Hub does (nothing here speaks
+Xet: a URL under the server's own answers 404, a Xet storage that fails). A commit
 applies its operations to the repo folder, records ``server.commits`` (``{repo, summary, added, deleted, sha}``) and
 keeps the repo's earlier file sets, so an older commit sha still resolves (``@REV``). ``server.tokens`` maps a token
 to its role (``"write"``/``"read"``): when it is non-empty, writes need a write token (401 without a known token,
@@ -86,6 +91,15 @@ class HubServer:
         #: True: a repo that does not exist answers a request without a token 401 (X-Error-Code RepoNotFound), as the
         #: Hub does (it answers a missing repo as a private one), and 404 only to a request with a token
         self.hide_missing = False
+        #: True: preupload answers ``uploadMode: "lfs"`` for every file (as the Hub does for binary ones), the LFS batch
+        #: endpoint answers the ``basic`` transfer, uploads are PUT to ``/_lfs/{oid}`` and a commit takes ``lfsFile``
+        #: lines of uploaded objects; there is no Xet endpoint (``xet-write-token`` answers 404), as on a server that
+        #: speaks LFS only
+        self.lfs = False
+        self.lfs_objects: dict[str, bytes] = {}  # sha256 -> bytes PUT to /_lfs/
+        #: a URL: the Xet write-token endpoint answers 200 naming it as the Xet storage (CAS) server, as the Hub does;
+        #: nothing here speaks Xet itself, so a URL nothing listens at is a Xet storage that cannot be reached
+        self.xet_cas: str | None = None
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"hub": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -295,7 +309,13 @@ class HubServer:
                             f.unlink()
                             deleted.append(str(f.relative_to(d)))
                 elif key == "lfsFile":
-                    raise NotImplementedError("LFS uploads are not supported by this test server")
+                    data = self.lfs_objects.get(v.get("oid"))
+                    if not self.lfs or data is None:
+                        raise NotImplementedError(f"no LFS object {v.get('oid')} was uploaded to this test server")
+                    target = d / path
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+                    added.append(path)
                 else:
                     raise ValueError(f"unknown commit line {key!r}")
             old_sha = hashlib.sha1()
@@ -428,6 +448,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(401, None, "Invalid credentials in Authorization header")
         if role != "write":
             return self._error(403, None, "You don't have the rights to write to this repository: a read token")
+        if self.hub.lfs and path.endswith(".git/info/lfs/objects/batch"):  # git-lfs's batch API, basic transfer
+            req = json.loads(body)
+            return self._json(200, {"transfer": "basic", "objects": [
+                {"oid": o["oid"], "size": o["size"],
+                 "actions": {"upload": {"href": f"{self.hub.url}/_lfs/{o['oid']}", "header": {}}}}
+                for o in req["objects"]]})
         if parts[:3] == ["api", "repos", "create"]:
             req = json.loads(body or b"{}")
             rtype = req.get("type") or "model"
@@ -447,7 +473,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev} (this server commits to main only)")
             if parts[4] == "preupload":
                 files = json.loads(body)["files"]
-                return self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                mode = "lfs" if self.hub.lfs else "regular"
+                return self._json(200, {"files": [{"path": f["path"], "uploadMode": mode, "shouldIgnore": False,
                                                     "oid": None} for f in files]})
             try:
                 lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
@@ -464,6 +491,17 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, {"commitUrl": f"{self.hub.url}/{prefix}{repo_id}/commit/{rec['sha']}",
                                     "commitOid": rec["sha"], "pullRequestUrl": None})
         return self._error(404, None, "Not found")
+
+    def do_PUT(self):  # an LFS object's upload (``server.lfs``)
+        path = unquote(urlparse(self.path).path)
+        self.hub.log.append(("PUT", path, bool(self.headers.get("Authorization"))))
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        oid = path[len("/_lfs/"):] if path.startswith("/_lfs/") else ""
+        if not self.hub.lfs or oid != hashlib.sha256(data).hexdigest():
+            return self._error(400 if self.hub.lfs else 404, None, f"not an LFS upload of its sha256: {path}")
+        with self.hub._lock:
+            self.hub.lfs_objects[oid] = data
+        return self._send(200)
 
     def _route(self, head: bool) -> None:
         url = urlparse(self.path)
@@ -492,6 +530,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(status, b"{}", headers, head)
         q = {k: v[0] for k, v in parse_qs(url.query).items()}
         parts = [unquote(p) for p in url.path.strip("/").split("/")]  # split first: a quoted revision may hold "/"
+        if self.hub.xet_cas and len(parts) >= 5 and parts[0] == "api" and parts[4] == "xet-write-token":
+            exp = 4102444800  # 2100: never expires in a test
+            return self._json(200, {"casUrl": self.hub.xet_cas, "accessToken": "xet-test", "exp": exp},
+                              {"X-Xet-Cas-Url": self.hub.xet_cas, "X-Xet-Access-Token": "xet-test",
+                               "X-Xet-Token-Expiration": str(exp)})
         if parts[:2] == ["api", "whoami-v2"]:
             token = (auth or "").removeprefix("Bearer ").strip()
             role = self.hub.role(auth)

@@ -1918,3 +1918,57 @@ def test_after_an_out_of_time_operation_the_next_is_tried_once_as_after_any_outa
         slow.model_info("fake-org/tiny-lb")
     assert sleeps == []
     assert slow.model_info("fake-org/tiny-lb")["likes"] == 7 and not slow._failing  # a success ends it
+
+
+def test_a_commit_to_a_hub_offering_lfs_but_no_xet_uploads_by_lfs(hub_server, sleeps):
+    """A commit (`taskspace publish`) to a server that answers ``uploadMode: "lfs"`` (as the Hub does for Parquet) and
+    offers the LFS batch endpoint but no Xet one (``xet-write-token`` answers 404): the files go up by LFS and the
+    commit lands, without HF_HUB_DISABLE_XET being set for anything else. Before, huggingface_hub took Xet whenever
+    hf_xet was installed, and hf_xet's ``ConnectionError`` ("... 404 Not Found") escaped as a traceback."""
+    from huggingface_hub import constants
+
+    hub_server.lfs = True
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    sha = client.commit("tester/recs", {"data/a.parquet": b"PAR1 x PAR1", "b.txt": b"y"}, [], "a commit")
+    (rec,) = hub_server.commits
+    assert rec["sha"] == sha and sorted(rec["added"]) == ["b.txt", "data/a.parquet"]
+    d = hub_server.root / "datasets" / "tester" / "recs"
+    assert (d / "data" / "a.parquet").read_bytes() == b"PAR1 x PAR1" and (d / "b.txt").read_bytes() == b"y"
+    assert any(m == "PUT" and p.startswith("/_lfs/") for m, p, _ in hub_server.log)
+    assert constants.HF_HUB_DISABLE_XET is False and sleeps == []
+
+
+def test_a_commit_to_a_hub_offering_neither_xet_nor_lfs_is_a_hub_error_naming_the_endpoint(hub_server, sleeps):
+    """A server that answers ``uploadMode: "lfs"`` but whose LFS batch endpoint answers 404 (and that has no Xet
+    endpoint): a HubError naming the endpoint that failed and that nothing was committed; no traceback."""
+    hub_server.lfs = True
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    hub_server.fail("/datasets/tester/recs.git/info/lfs/objects/batch", [404])
+    with pytest.raises(HubError) as e:
+        client.commit("tester/recs", {"a.parquet": b"PAR1"}, [], "a commit")
+    assert str(e.value) == (
+        f"cannot write to tester/recs: the Hub at {hub_server.url} answers no Xet upload endpoint "
+        f"(/api/datasets/tester/recs/xet-write-token/main: 404) and its LFS upload endpoint "
+        f"(/datasets/tester/recs.git/info/lfs/objects/batch) answered 404, so no file can be uploaded to it: check "
+        "HF_ENDPOINT; nothing was committed"), str(e.value)
+    assert hub_server.commits == [] and sleeps == []
+
+
+def test_a_failing_xet_upload_is_a_hub_error_saying_how_to_upload_by_lfs(hub_server, sleeps):
+    """A Hub whose Xet write-token endpoint answers (so the files go by Xet) but whose Xet storage then fails (here
+    it answers 404): a HubError naming the Xet upload, saying HF_HUB_DISABLE_XET=1 uploads by LFS and that nothing
+    was committed. Before, hf_xet's builtin ``ConnectionError`` escaped `taskspace publish` as a traceback."""
+    hub_server.lfs = True
+    hub_server.xet_cas = f"{hub_server.url}/cas"
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    with pytest.raises(HubError) as e:
+        client.commit("tester/recs", {"a.parquet": b"PAR1"}, [], "a commit")
+    msg = str(e.value)
+    assert msg.startswith(f"cannot write to tester/recs: the Xet upload to the Hub at {hub_server.url} failed "
+                          "(ConnectionError: "), msg
+    assert f"{hub_server.url}/cas/" in msg and msg.endswith(
+        "): run the publish again, or set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was committed"), msg
+    assert hub_server.commits == [] and sleeps == []
