@@ -1107,20 +1107,19 @@ class HubClient:
         return f"/api/datasets/{repo_id}/xet-write-token/main"
 
     def _xet_offered(self, repo_id: str) -> bool | None:
-        """Whether the Hub offers Xet uploads to the dataset ``repo_id``: its Xet write-token endpoint answers (the
-        Hub: 200), or answers 404/405 (a server that speaks LFS only); None when huggingface_hub would not use Xet
-        anyway (hf_xet is not installed, or HF_HUB_DISABLE_XET is set). Other answers raise as every request's do."""
+        """Whether the Hub offers Xet uploads to the dataset ``repo_id``: its Xet write-token endpoint answers 2xx (the
+        Hub: 200); any other answer (404/405 from a server that speaks LFS only; an error page of a mirror that does not
+        know the route) is no: the files go by LFS, which the Hub takes too, so a commit never fails on this question
+        alone. None when huggingface_hub would not use Xet anyway (hf_xet is not installed, or HF_HUB_DISABLE_XET is
+        set)."""
         from huggingface_hub import _commit_api
-        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+        from huggingface_hub.utils import build_hf_headers, get_session
 
         if not _commit_api.is_xet_available():
             return None
         answer = get_session().get(self.endpoint + self._xet_path(repo_id),
                                    headers=build_hf_headers(token=self._token or False))
-        if answer.status_code in (404, 405):
-            return False
-        hf_raise_for_status(answer)
-        return True
+        return 200 <= answer.status_code < 300
 
     def _create_commit(self, repo_id: str, ops: list, xet: bool | None, **kwargs):
         """``HfApi.create_commit`` of ``ops``, an upload that fails before the commit (Xet's, or an LFS endpoint the
@@ -1148,7 +1147,7 @@ class HubClient:
             if answer is None or answer.status_code not in (404, 405) or not answer.request.url.path.endswith(
                     "/info/lfs/objects/batch"):
                 return None
-            no_xet = f"answers no Xet upload endpoint ({self._xet_path(repo_id)}: 404) and " if xet is False else ""
+            no_xet = f"answers no Xet upload endpoint ({self._xet_path(repo_id)}) and " if xet is False else ""
             return (f"the Hub at {self.endpoint} {no_xet}its LFS upload endpoint ({answer.request.url.path}) answered "
                     f"{answer.status_code}, so no file can be uploaded to it: check HF_ENDPOINT")
         if _in_xet_upload(exc):

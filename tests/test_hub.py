@@ -1939,6 +1939,20 @@ def test_a_commit_to_a_hub_offering_lfs_but_no_xet_uploads_by_lfs(hub_server, sl
     assert constants.HF_HUB_DISABLE_XET is False and sleeps == []
 
 
+@pytest.mark.parametrize("status", [500, 400, 403])
+def test_a_server_answering_the_xet_question_with_an_error_gets_the_files_by_lfs(hub_server, sleeps, status):
+    """A mirror that does not know the Xet write-token route may answer it with an error page of any status, not only
+    404: the files then go by LFS and the commit lands. Asking is never a reason to fail a commit."""
+    hub_server.lfs = True
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    hub_server.fail("/api/datasets/tester/recs/xet-write-token", [status])
+    client.commit("tester/recs", {"data/a.parquet": b"PAR1 x PAR1"}, [], "a commit")
+    (rec,) = hub_server.commits
+    assert rec["added"] == ["data/a.parquet"]
+    assert any(m == "PUT" and p.startswith("/_lfs/") for m, p, _ in hub_server.log)
+
+
 def test_a_commit_to_a_hub_offering_neither_xet_nor_lfs_is_a_hub_error_naming_the_endpoint(hub_server, sleeps):
     """A server that answers ``uploadMode: "lfs"`` but whose LFS batch endpoint answers 404 (and that has no Xet
     endpoint): a HubError naming the endpoint that failed and that nothing was committed; no traceback."""
@@ -1950,7 +1964,7 @@ def test_a_commit_to_a_hub_offering_neither_xet_nor_lfs_is_a_hub_error_naming_th
         client.commit("tester/recs", {"a.parquet": b"PAR1"}, [], "a commit")
     assert str(e.value) == (
         f"cannot write to tester/recs: the Hub at {hub_server.url} answers no Xet upload endpoint "
-        f"(/api/datasets/tester/recs/xet-write-token/main: 404) and its LFS upload endpoint "
+        f"(/api/datasets/tester/recs/xet-write-token/main) and its LFS upload endpoint "
         f"(/datasets/tester/recs.git/info/lfs/objects/batch) answered 404, so no file can be uploaded to it: check "
         "HF_ENDPOINT; nothing was committed"), str(e.value)
     assert hub_server.commits == [] and sleeps == []
