@@ -273,6 +273,38 @@ def test_a_lighteval_metric_key_holding_an_equals_sign_is_advised_and_read_as_st
         list(read_sources(out, metric=key))
 
 
+def test_lighteval_extractive_match_is_read_by_default_as_a_0_1_outcome(tmp_path):
+    """lighteval's gsm8k (its `lighteval` suite, and the one gsm8k of >= 0.12.1) and its math tasks without a rule here
+    (math_500, aime, gpqa:diamond) score each sample by `extractive_match` (`Metrics.expr_gold_metric`,
+    src/lighteval/metrics/metrics.py: 1.0 when an answer extracted from the generation equals the gold one, else 0.0).
+    It is read by default as a 0/1 outcome: gsm8k's rows into benchmark gsm8k (its recorded metric exact_match, the key
+    read kept in the benchmark's config), math_500's by the default metric preference; a value neither 0 nor 1 is an
+    error. Before, every row was rejected: gsm8k's as "metric 'exact_match' or 'acc' ... is missing from the sample (it
+    has: extractive_match)", math_500's as "unknown metric"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ts, model = "2026-04-01T10-00-00.000001", "acme/light-gsm"
+    out = tmp_path / "light-out"
+    (out / "results" / model).mkdir(parents=True)
+    (out / "results" / model / f"results_{ts}.json").write_text(json.dumps({"config_general": {"model_name": model}}))
+    for task, values in (("gsm8k|5", [1.0, 0.0]), ("math_500|0", [0.0, 1.0, 0.5])):
+        rows = [{"doc": {"query": f"Question: {task} problem {i}: what is {i} + 2?\nAnswer:", "choices": [f" #### {i + 2}"],
+                         "gold_index": 0, "instruction": None, "task_name": task, "id": str(i)},
+                 "model_response": {"input": "...", "text": [f"... #### {i + 2}"]}, "metric": {"extractive_match": v}}
+                for i, v in enumerate(values)]
+        f = out / "details" / model / ts / f"details_{task}_{ts}.parquet"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(rows), f)
+    (b,) = read_sources(out)
+    assert sorted((o.benchmark, o.score) for o in b.outcomes) == [
+        ("gsm8k", 0.0), ("gsm8k", 1.0), ("math_500", 0.0), ("math_500", 1.0)], b.errors
+    assert (b.benchmarks["gsm8k"].metric, b.benchmarks["gsm8k"].config) == ("exact_match", {"metric_key": "extractive_match"})
+    assert b.benchmarks["math_500"].metric == "extractive_match"
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (f"details_math_500|0_{ts}.parquet", 3) and "extractive_match value 0.5 is not binary" in msg
+
+
 def test_a_lighteval_row_whose_metric_struct_lacks_a_key_is_read_as_a_row_without_it(tmp_path):
     """lighteval 0.11+ details whose rows of one task carry different metric keys (`{"acc": 1.0}`, then
     `{"acc_norm": 0.0}`): the Parquet `metric` struct column has a field for each key and fills it with null in the
