@@ -302,6 +302,56 @@ def test_unknown_metric(model_dir):
     assert not [x for x in errs(b2) if x[0] == f.name] and b2.benchmarks["tiny_mc_yesno"].metric == "bleu"
 
 
+def test_a_task_without_a_rule_whose_rows_carry_different_keys_says_which_rows_have_which(model_dir):
+    """A task with no rule naming its metric (tiny_mc_yesno) whose rows carry different keys, none taskspace knows
+    (`score_a` in the odd lines, `score_b` in the even ones): one error for the file naming which lines have which key
+    and saying that a `--metric TASK=KEY` reads only the lines having KEY; given so, the other lines are rejected, the
+    error naming the lines of each key. Before, each line had its own error advising `--metric tiny_mc_yesno=KEY` with KEY its own key, so
+    following line 1's advice (score_a) cost every even line, whose errors then advised score_b."""
+    f = samples(model_dir, "tiny_mc_yesno")
+
+    def rename(ls):
+        for i, l in enumerate(ls):
+            row = json.loads(l)
+            row["score_a" if i % 2 == 0 else "score_b"] = row.pop("acc"); row.pop("acc_norm"); row.pop("metrics")
+            ls[i] = json.dumps(row)
+
+    edit_lines(f, rename)
+    b = read_source(model_dir)
+    ((name, line, msg),) = [x for x in errs(b) if x[0] == f.name]
+    assert line is None and msg.startswith("12 rows of task tiny_mc_yesno rejected: unknown metric"), msg
+    assert "its lines carry different keys: score_a (lines 1, 3, 5, 7, 9 and 1 more), score_b (lines 2, 4, 6, 8, 10 " \
+           "and 1 more); none in every line, so no key reads the whole task" in msg, msg
+    assert "metric='tiny_mc_yesno=KEY', KEY one of them whose values are 0/1 outcomes or scores in [0, 1], reads the " \
+           "lines having KEY and rejects the others" in msg, msg
+    b2 = read_source(model_dir, metric="tiny_mc_yesno=score_a")
+    e = [x for x in errs(b2) if x[0] == f.name]
+    assert [x[1] for x in e] == [2, 4, 6, 8, 10, 12] and all(x[2].startswith("metric 'score_a'") for x in e), e
+    assert all("(it has: score_b); its lines carry different keys: score_a (lines 1, 3," in x[2] for x in e), e
+    assert len([o for o in b2.outcomes if o.benchmark == "tiny_mc_yesno"]) == 6
+
+
+def test_a_task_without_a_rule_is_read_with_one_key_whose_rows_lacking_it_are_errors(model_dir):
+    """A task with no rule naming its metric (tiny_mc_yesno: `acc` and `acc_norm` in each row, read by the default
+    preference, `acc`) whose line 2 lacks acc: line 2 is an error naming the key the task is read with and which lines
+    have which key; the other lines are read with acc. Before, line 2 was read with acc_norm without a word: one
+    benchmark's outcomes scored by two metrics, recorded as acc."""
+    f = samples(model_dir, "tiny_mc_yesno")
+
+    def drop(ls):
+        row = json.loads(ls[1]); row.pop("acc"); row["metrics"] = ["acc_norm"]; ls[1] = json.dumps(row)
+
+    edit_lines(f, drop)
+    b = read_source(model_dir)
+    ((name, line, msg),) = [x for x in errs(b) if x[0] == f.name]
+    assert line == 2 and msg.startswith("metric 'acc' is missing from the sample (it has: acc_norm); task tiny_mc_yesno "
+                                        "has no rule naming its metric, so its lines are read with one key"), msg
+    assert "acc (lines 1, 3, 4, 5, 6 and 6 more), acc_norm (every line)" in msg, msg
+    assert "metric='tiny_mc_yesno=acc_norm' to read every line with acc_norm (each has it) instead" in msg, msg
+    assert len([o for o in b.outcomes if o.benchmark == "tiny_mc_yesno"]) == 11
+    assert b.benchmarks["tiny_mc_yesno"].metric == "acc"
+
+
 def _truthfulqa_gen_run(d: Path) -> Path:
     """An lm-eval 0.4.8 truthfulqa_gen run as `--output_path d/truthfulqa_gen_neo125.json --log_samples` wrote it
     (the shape of a real run of EleutherAI/gpt-neo-125M, 20 docs there, 3 here): its metrics are BLEU/ROUGE maxima and

@@ -38,7 +38,8 @@ from .common import (UTF8, ErrorLog, column_shown, each_isolated, encoding_probl
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
-from .scoring import KeyFit, MetricOption, parse_metric, py_literal, report_metric_failures, scored_row
+from .scoring import (KeyFit, MetricOption, parse_metric, py_literal, report_metric_failures, scored_row,
+                      task_keys)
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 TS_DIR_RE = re.compile(rf"^{TS}$")
@@ -341,7 +342,7 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
     used = None
     # the kind of problem of the metric or its value -> (row, message, problem): a task's problem is said once
     failed: dict[str, list[tuple[int, str, str]]] = {}
-    reached = 0
+    read: list[tuple[int, str, dict]] = []
     for i, row in enumerate(table.to_pylist(), 1):
         text = _row_text(row, rule)
         if not text:
@@ -353,8 +354,11 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
                        "values, nor its JSON or Python-literal repr (lighteval <= 0.7 wrote cells as str(value))",
                        f"bad {metrics_col} cells")
             continue
-        reached += 1
-        if (got := scored_row(metrics, rule, metric, i, failed, fit=fit)) is None:
+        read.append((i, text, metrics))
+    reached = len(read)
+    keys = task_keys([(i, metrics, None) for i, _, metrics in read], rule, metric)  # (rows carrying different keys)
+    for i, text, metrics in read:
+        if (got := scored_row(metrics, rule, metric, i, failed, fit=fit, keys_of_task=keys)) is None:
             continue
         mname, score = got
         used = used or mname

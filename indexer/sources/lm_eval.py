@@ -37,7 +37,7 @@ from .common import (OTHER_COMPRESSIONS, READ_ERRORS, UTF8, ErrorLog, add_read_f
                      other_compression, trailing_comma)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row
+from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row, task_keys
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 #: (a ``.gz`` of either is read as the file: ``gzip -r`` over an output folder made them unreadable before)
@@ -629,6 +629,8 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
     used_metric = None
     # the kind of problem of the metric or its value -> (line, message, problem): a task's problem is said once
     failed: dict[str, list[tuple[int, str, str]]] = {}
+    keys = task_keys([(line, row, row.get("metrics") if isinstance(row.get("metrics"), list) else None)
+                      for line, row in by_filter[chosen]], rule, metric, unit="line")  # (lines carrying different keys)
     for line, row in by_filter[chosen]:
         if row.get("doc_id") is None:
             errors.add(fname, line, "missing field doc_id", "missing doc_id")
@@ -657,7 +659,7 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
             continue
         listed = row.get("metrics") if isinstance(row.get("metrics"), list) else None
         reached += 1
-        if (got := scored_row(row, rule, metric, line, failed, run.version, listed, fit)) is None:
+        if (got := scored_row(row, rule, metric, line, failed, run.version, listed, fit, keys)) is None:
             rejected += 1
             continue
         m, score = got

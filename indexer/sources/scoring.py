@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..errors import CLI, SOURCE, arg, source_hint
+from ..errors import CLI, SOURCE, arg, noun, source_hint
 from .common import example_value, number_shown
 from .rules import TaskRule
 
@@ -97,9 +97,12 @@ def _version_number(version) -> float | None:
 
 
 def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
-                  listed: list | None = None) -> tuple[str | None, str | None]:
+                  listed: list | None = None, keys_of_task: "TaskKeys | None" = None) -> tuple[str | None, str | None]:
     """(metric key, None) or (None, what is wrong) for one sample row (``row``: the sample's metric values;
-    ``version``: the task's version in its results file; ``listed``: the metric names the sample says it has)."""
+    ``version``: the task's version in its results file; ``listed``: the metric names the sample says it has;
+    ``keys_of_task``: the keys of the task's rows when they differ from row to row, :func:`task_keys`)."""
+    if keys_of_task is not None and keys_of_task.problem:
+        return None, keys_of_task.problem
     if override or rule.metric_keys:
         keys = (override,) if override else rule.metric_keys
         # a rule naming a key taskspace does not know is a mistake in the rules; a key the caller names (--metric) is
@@ -117,9 +120,12 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
             # (the sample's own keys when it has no metric taskspace knows: "it has: none" hid CALAMITA's cwa)
             have = [k for k in row if rule.is_known_metric(k)] or listed or [k for k in row if k not in NON_METRIC]
             want = " or ".join(repr(k) for k in keys)
+            # (rows of one task carrying different keys: which have which, so that the key advised is not taken for
+            # one that reads the whole task)
+            differ = f"; its {keys_of_task.unit}s carry different keys: {keys_of_task.by_rows}" if keys_of_task else ""
             return None, (f"metric {want} (task {rule.task}, benchmark {rule.benchmark}) is missing from the sample "
-                          f"(it has: {', '.join(map(str, have)) or 'none'}); this writer's task scores the benchmark "
-                          f"another way: pass {metric_hint(rule.task)}, KEY one of these, to read it anyway")
+                          f"(it has: {', '.join(map(str, have)) or 'none'}){differ}; this writer's task scores the "
+                          f"benchmark another way: pass {metric_hint(rule.task)}, KEY one of these, to read it anyway")
         limit = rule.metric_max_version.get(m) if not override else None
         v = _version_number(version)
         if limit is not None and v is not None and v > float(limit):
@@ -130,6 +136,21 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
                           f"{' or '.join(newer) or 'other key'}; the row is rejected so that one benchmark keeps one scorer")
         return m, None
     names = listed if listed else [k for k in row if k not in NON_METRIC]
+    if keys_of_task is not None and keys_of_task.key is not None:
+        # a task without a rule is read with one key, the first of the preference its rows have: before, each row
+        # took its own first, so a row lacking acc was read with acc_norm, the benchmark recorded as acc
+        m = keys_of_task.key
+        if m in row and (m in names or not listed):
+            return m, None
+        have = _score_keys(row, listed)
+        other = next((k for k in rule.metric_preference if k in have), have[0] if have else "KEY")
+        unit = keys_of_task.unit
+        return None, (f"metric {m!r} is missing from the sample (it has: {', '.join(map(str, have)) or 'none'}); task "
+                      f"{rule.task} has no rule naming its metric, so its {unit}s are read with one key, the first of "
+                      f"the default preference they have ({m}), and they carry different keys: {keys_of_task.by_rows}; "
+                      f"pass {metric_hint(rule.task, other)} to read "
+                      f"{f'every {unit} with {other} (each has it)' if other in keys_of_task.common else f'the {unit}s having {other}'}"
+                      " instead, or add a rule for the task in rules.toml")
     for m in rule.metric_preference:
         if m in row and (m in names or not listed):
             return m, None
@@ -151,14 +172,76 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
                   f"scores in [0, 1], or add a rule for the task in rules.toml")
 
 
-def metric_hint(task: str) -> str:
+def _score_keys(row: dict, listed: list | None) -> list:
+    """The keys of a sample ``row`` that may be its score: metric keys (those ``listed`` when the sample lists them)
+    whose value is no list or object (lm-eval's corpus-level inputs)."""
+    names = listed if listed else [k for k in row if k not in NON_METRIC]
+    return [k for k in names if k in row and not isinstance(row[k], (list, tuple, dict))]
+
+
+@dataclass(frozen=True)
+class TaskKeys:
+    """The keys of one task's rows when they differ from row to row (:func:`task_keys`): ``by_rows`` which rows have
+    which key; ``key``, the one key a task without a rule is read with; ``problem``, the error of every row of a task
+    whose rows have no key taskspace knows; ``unit``, what a row is called (lm-eval's "line")."""
+
+    by_rows: str
+    common: tuple = ()
+    key: str | None = None
+    problem: str | None = None
+    unit: str = "row"
+
+
+def _lines_shown(lines: list[int], total: int, unit: str) -> str:
+    if len(lines) == total:
+        return f"every {unit}"
+    shown = ", ".join(map(str, lines[:5]))
+    return f"{noun(len(lines), unit)} {shown}" + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+
+
+def task_keys(rows, rule: TaskRule, override: str | None, unit: str = "row") -> TaskKeys | None:
+    """What the readers pass :func:`choose_metric` for every row of one task: None when the task's rows (``rows``:
+    (line, metric values, the metric names the sample lists or None) for each) all carry the same score keys, else
+    which rows have which key and, for a task read by the default preference (no rule naming its metric, no
+    ``--metric``), the one key it is read with (the first of the preference its rows have) or, when none has such a
+    key, the task's problem, said once for its rows: no key taskspace knows and which rows have which. Before, each
+    row was read with its own first key (acc here, acc_norm there, one benchmark scored two ways), or, with unknown
+    keys, each row's error advised ``--metric TASK=KEY`` with its own key, which rejected the rows lacking it."""
+    by_key: dict[str, list[int]] = {}
+    sets = set()
+    for line, row, listed in rows:
+        keys = _score_keys(row, listed)
+        sets.add(frozenset(keys))
+        for k in keys:
+            by_key.setdefault(k, []).append(line)
+    if len(sets) < 2:
+        return None
+    total = len(rows)
+    by_rows = ", ".join(f"{k} ({_lines_shown(lines, total, unit)})" for k, lines in by_key.items())
+    if override or rule.metric_keys:
+        return TaskKeys(by_rows, unit=unit)
+    key = next((m for m in rule.metric_preference if m in by_key), None)
+    common = [k for k, lines in by_key.items() if len(lines) == total]
+    if key is not None:
+        return TaskKeys(by_rows, tuple(common), key=key, unit=unit) if len(by_key[key]) < total else None
+    advice = (f"pass {metric_hint(rule.task)}, KEY {' or '.join(map(str, common))} (in every {unit}) if its values are "
+              "0/1 outcomes or scores in [0, 1]" if common else
+              f"none in every {unit}, so no key reads the whole task: {metric_hint(rule.task)}, KEY one of them whose "
+              f"values are 0/1 outcomes or scores in [0, 1], reads the {unit}s having KEY and rejects the others; have "
+              f"the writer give every {unit} the task's key")
+    return TaskKeys(by_rows, unit=unit, problem=(
+        f"unknown metric: no correctness metric taskspace knows among the keys of task {rule.task}, and its {unit}s "
+        f"carry different keys: {by_rows}; {advice}, or add a rule for the task in rules.toml"))
+
+
+def metric_hint(task: str, key: str = "KEY") -> str:
     """How an error says to name the key read for ``task``: the per-task form, ``--metric TASK=KEY`` (``metric=
     'TASK=KEY'`` in Python), and while a pass reads a configured source, the ``sources add`` command that adds it to the
     source's other ``--metric`` entries. A plain ``--metric KEY`` reads every task of the source with KEY, so a task's
     error does not suggest it: before, it said "pass --metric" alone, and a KEY of one task's samples given so
     rejected the rows of every other task that lacks it (CALAMITA: comet_score for the translation tasks cost each
     gfg row)."""
-    entry = f"{task}=KEY"
+    entry = f"{task}={key}"
     shown = arg("metric", shlex.quote(entry) if CLI.get() else entry, quote=False)
     source = SOURCE.get()
     value = entry
@@ -285,13 +368,13 @@ def metric_value_text(value):
 
 
 def scored_row(row: dict, rule: TaskRule, metric: str | None, line: int, failed: dict, version=None,
-               listed=None, fit: "KeyFit | None" = None) -> tuple[str, float] | None:
+               listed=None, fit: "KeyFit | None" = None, keys_of_task: TaskKeys | None = None) -> tuple[str, float] | None:
     """(the metric chosen, its score) of one sample ``row`` (:func:`choose_metric`, :func:`checked_value`), or None with
     its problem added to ``failed`` (line ``line``; :func:`report_metric_failures`' rows, by kind of problem): the one
     step every reader takes per sample. ``fit``: the keys of the source's tasks that every row has (:class:`KeyFit`)."""
     if fit is not None:
         fit.add(row, rule)
-    m, why = choose_metric(row, rule, metric, version, listed)
+    m, why = choose_metric(row, rule, metric, version, listed, keys_of_task)
     if m is None:
         failed.setdefault(why, []).append((line, why, why.split(":")[0]))
         return None
