@@ -250,6 +250,25 @@ def test_a_source_the_database_fails_to_store_says_nothing_was_saved_once(store,
     assert err.message.count("nothing of it") == 1, err.message
 
 
+def test_a_source_whose_names_cannot_be_read_says_nothing_was_saved_once(store, monkeypatch):
+    """The database failing while `Store.ingest` reads the stored aliases of a source's model names, before its write
+    transaction (`_identities`; a driver error): the source's error says that nothing of it was saved once. Before,
+    twice: "source not stored (nothing of it was written): ingesting X failed, nothing of it was saved: reading from the
+    database failed: ..." (the store's words lost their StoreError.nothing_saved mark when re-raised with the source)."""
+    from sqlalchemy.exc import OperationalError
+
+    def failing(names):
+        with store._read():
+            raise OperationalError("SELECT", {}, Exception("disk I/O error"))
+
+    monkeypatch.setattr(store, "resolve_aliases", failing)
+    s = ingest(str(LM_OUT / "fake-org__dummy-b"), store=store, fetch_metadata=False)
+    (err,) = s.errors
+    assert err.message.startswith(f"source not stored: ingesting {err.file} failed, nothing of it was saved: reading "
+                                  "from the database failed: disk I/O error"), err.message
+    assert err.message.count("nothing of it") == 1, err.message
+
+
 @pytest.mark.postgres
 def test_a_source_whose_database_session_was_ended_is_stored_on_a_fresh_connection(pg_url, monkeypatch, caplog):
     """PostgreSQL ending the session of a source's transaction (a restart or failover, `pg_terminate_backend`) while it

@@ -279,8 +279,12 @@ class IngestMixin:
         try:
             table, idents = self._identities(table)
         except StoreError as exc:  # of its own kind: a session the server ended is a ConnectionLostError the caller
-            # stores once more on (before: a plain StoreError, so the source failed, or the pass with it)
-            raise type(exc)(f"ingesting {src.location} failed, nothing of it was saved: {exc}") from exc
+            # stores once more on (before: a plain StoreError, so the source failed, or the pass with it); marked as
+            # saying that nothing was saved, so the ingester does not say it again (before, "source not stored
+            # (nothing of it was written): ingesting X failed, nothing of it was saved: ...")
+            said = type(exc)(f"ingesting {src.location} failed, nothing of it was saved: {exc}")
+            said.nothing_saved = True
+            raise said from exc
         cols = _columns(table, src.location, raw)
         with self._write(f"ingesting {src.location}") as conn:
             return self._ingest_tx(conn, batch, revision, cols, idents)
