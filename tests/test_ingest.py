@@ -227,6 +227,37 @@ def test_a_new_revision_storing_fewer_outcomes_names_what_went(store, tmp_path):
     assert "tiny_mc_science" in said and "model no longer read" not in said, said
 
 
+def test_a_new_revision_that_drops_a_file_and_has_a_bad_row_is_quarantined_then_its_shrink_names_both(store, tmp_path):
+    """A new revision of an lm-eval model folder whose tiny_mc_yesno samples file is gone (12 outcomes) and one of whose
+    tiny_mc_science lines is cut (1 more): it reads with an error and would keep 29 of the 42 cells, so it is
+    quarantined (the error says so; no shrink warning, nothing stored changes). Stored with accept_partial, the shrink
+    warning names both losses: the benchmark no longer read and the outcome fewer in the benchmarks it still has, the
+    rejected rows counting there. Before, the warning gave the 13 fewer to the benchmark no longer read alone ("1
+    benchmark no longer read ('tiny_mc_yesno')") and said to put the file back, beside the error of the line."""
+    out = tmp_path / "out"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", out / "fake-org__dummy-b")
+    folder = out / "fake-org__dummy-b"
+    ingest(str(out), store=store, fetch_metadata=False)
+    before = store.get_source(str(folder)).n_outcomes
+    next(folder.glob("samples_tiny_mc_yesno_*.jsonl")).unlink()
+    f = next(folder.glob("samples_tiny_mc_science_*.jsonl"))
+    lines = f.read_text().splitlines()
+    lines[2] = lines[2][:40]
+    f.write_text("\n".join(lines) + "\n")
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    assert s.quarantined == [str(folder)] and store.get_source(str(folder)).n_outcomes == before == 42
+    assert [e.line for e in s.errors] == [3, None] and "new revision quarantined" in s.errors[1].message, s.errors
+    assert not any("fewer than" in w for w in s.warnings), s.warnings
+    s = ingest(str(out), store=store, fetch_metadata=False, accept_partial=True)
+    assert store.get_source(str(folder)).n_outcomes == 29 and [e.line for e in s.errors] == [3], s.errors
+    (said,) = [w for w in s.warnings if "fewer than" in w]
+    assert said.startswith(f"{folder}: this revision stores 29 outcomes, 13 fewer than the stored revision's 42: 1 "
+                           "benchmark no longer read ('tiny_mc_yesno'); 1 outcome fewer in the benchmarks "
+                           "and models it still has (rows this revision's reading rejected count there: its errors "
+                           "list them)"), said
+    assert "Put it back and the next pass stores them again" in said and "fix the rows rejected" in said, said
+
+
 def test_a_source_the_database_fails_to_store_says_nothing_was_saved_once(store, monkeypatch):
     """The database failing inside a source's write transaction (a driver error): the source's error says that nothing
     of it was saved once. Before, twice: "source not stored (nothing of it was written): ingesting X failed, nothing of

@@ -533,11 +533,11 @@ class IngestMixin:
         # the source row: replace a previous revision's outcomes
         touched = set(mids.values())  # the models whose outcomes this changes: their stored digests are recomputed
         was: dict[int, set[int]] = {}  # benchmark id -> the prompts the replaced revision had outcomes on
-        had: set[tuple[int, int]] = set()  # (model id, benchmark id) of the replaced revision's blocks
+        had: dict[tuple[int, int], int] = {}  # (model id, benchmark id) of the replaced revision's blocks -> their cells
         if existing is not None:
             was = self._block_prompts(conn, existing.id)
-            had = set(map(tuple, conn.execute(select(OutcomeBlock.model_id, OutcomeBlock.benchmark_id)
-                                              .where(OutcomeBlock.source_id == existing.id)).all()))
+            had = {(m, b): n for m, b, n in conn.execute(select(OutcomeBlock.model_id, OutcomeBlock.benchmark_id,
+                                                                OutcomeBlock.n).where(OutcomeBlock.source_id == existing.id))}
             touched.update(m for m, _ in had)
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == existing.id))
             source_id = existing.id
@@ -581,7 +581,8 @@ class IngestMixin:
         self._insert_blocks(conn, blocks)
         if existing is not None and total < existing.n_outcomes:
             warnings.append(self._fewer_outcomes(conn, src.location, existing.n_outcomes, total, had,
-                                                 {(b["model_id"], b["benchmark_id"]) for b in blocks}))
+                                                 {(b["model_id"], b["benchmark_id"]): b["n"] for b in blocks},
+                                                 rejected=bool(batch.errors)))
         said = self._disagreeing_sources(conn, source_id, src.location, cols, mids, pids, group, prompt, means)
         if said:
             warnings.append(said)
@@ -596,11 +597,14 @@ class IngestMixin:
                             source_id=source_id, pruned=pruned, warnings=tuple(warnings))
 
     @staticmethod
-    def _fewer_outcomes(conn, location: str, before: int, now: int, had: set, has: set) -> str:
+    def _fewer_outcomes(conn, location: str, before: int, now: int, had: dict, has: dict, rejected: bool = False) -> str:
         """The warning of a new revision of ``location`` storing fewer outcome cells (``now``) than the one it replaces
         (``before``), naming the benchmarks and models of the stored revision no longer read (``had`` and ``has``:
-        (model id, benchmark id) pairs), so a file deleted from the source is told from an update. Before, a pass said
-        "1 source ingested, 27 outcomes stored" (42 before) and nothing of the outcomes that went."""
+        (model id, benchmark id) pairs -> their cells), so a file deleted from the source is told from an update, and,
+        beside them, the cells fewer in the blocks it still has, where the rows its reading rejected (``rejected``: the
+        batch has errors, as a revision stored with accept_partial) count. Before, a pass said "1 source ingested, 27
+        outcomes stored" (42 before) and nothing of the outcomes that went; then, with a file gone and a row rejected,
+        the whole loss was given to the file's benchmark and its advice was to put the file back."""
         from ..errors import counted
         from ..sources.common import values_listed
 
@@ -611,10 +615,15 @@ class IngestMixin:
         models = gone({m for m, _ in had} - {m for m, _ in has}, Model.key, Model.id)
         what = [f"{counted(len(names), noun)} no longer read ({values_listed(names)})"
                 for names, noun in ((benches, "benchmark"), (models, "model")) if names]
-        why = ("; ".join(what) if what else "fewer prompts read in the benchmarks it still has")
+        shrunk = sum(max(0, n - has[k]) for k, n in had.items() if k in has)  # cells fewer in the blocks kept
+        counted_there = " (rows this revision's reading rejected count there: its errors list them)" if rejected else ""
+        if what and shrunk:
+            what.append(f"{counted(shrunk, 'outcome')} fewer in the benchmarks and models it still has{counted_there}")
+        why = "; ".join(what) if what else f"fewer prompts read in the benchmarks it still has{counted_there}"
+        fix = "; fix the rows rejected and the next pass stores them too" if rejected and (shrunk or not what) else ""
         return (f"{location}: this revision stores {counted(now, 'outcome')}, {before - now} fewer than the stored "
                 f"revision's {before}: {why}; their outcomes are no longer stored. A file deleted or moved out "
-                "of the source? Put it back and the next pass stores them again; a deliberate change needs nothing")
+                f"of the source? Put it back and the next pass stores them again{fix}; a deliberate change needs nothing")
 
     @staticmethod
     def _disagreeing_sources(conn, source_id: int, location: str, cols: _Columns, mids: dict, pids: dict,
