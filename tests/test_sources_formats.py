@@ -341,6 +341,41 @@ def test_a_lighteval_row_whose_metric_struct_lacks_a_key_is_read_as_a_row_withou
         assert [(e.line, e.message) for e in b.errors] == [(e.line, e.message) for e in j.errors]
 
 
+def test_a_lighteval_task_without_a_rule_is_read_with_one_key_whatever_its_cells(tmp_path):
+    """lighteval details of a task without a rule (`mytask|0`) whose rows carry `acc`, `em`, `acc`, as a Parquet struct
+    (the null filled in where a row lacks a key) and as JSON cells: both read rows 1 and 3 with acc and reject row 2,
+    naming which rows have which key and advising `mytask|0=em`; rows of keys taskspace does not know (`score_a`,
+    `score_b`) are one error naming the rows of each. Before, row 2 was read with em beside acc without a word, and each
+    unknown-key row advised its own key."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ts, model, task = "2026-04-01T10-00-00.000001", "acme/light-keys", "mytask|0"
+
+    def details(out: Path, cells) -> Path:
+        (out / "results" / model).mkdir(parents=True)
+        (out / "results" / model / f"results_{ts}.json").write_text(json.dumps({"config_general": {"model_name": model}}))
+        rows = [{"doc": {"query": f"Question {i}: what is {i} + 2?", "choices": ["x"], "gold_index": [0],
+                         "instruction": None, "task_name": task, "id": str(i)},
+                 "model_response": {"input": "...", "text": ["x"]}, "metric": cell} for i, cell in enumerate(cells)]
+        f = out / "details" / model / ts / f"details_{task}_{ts}.parquet"
+        f.parent.mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(rows), f)
+        return out
+
+    known = [{"acc": 1.0}, {"em": 0.0}, {"acc": 0.0}]
+    for out in (details(tmp_path / "struct", known), details(tmp_path / "json", [json.dumps(c) for c in known])):
+        (b,) = read_sources(out)
+        assert sorted(o.score for o in b.outcomes) == [0.0, 1.0] and b.benchmarks["mytask"].metric == "acc"
+        ((name, line, msg),) = errs(b)
+        assert line == 2 and "read with one key, the first of the default preference they have (acc), and they carry " \
+            "different keys: acc (rows 1, 3), em (row 2); pass metric='mytask|0=em' to read the rows having em" in msg, msg
+    (b,) = read_sources(details(tmp_path / "unknown", [{"score_a": 1.0}, {"score_b": 0.0}, {"score_a": 0.0}]))
+    ((name, line, msg),) = errs(b)
+    assert line is None and msg.startswith("3 rows of task mytask|0 rejected: unknown metric") and \
+        "score_a (rows 1, 3), score_b (row 2); none in every row" in msg, msg
+
+
 def test_an_empty_lighteval_details_file_is_an_error_naming_it(tmp_path):
     """A lighteval details file of no rows (a run that saved no sample of a task, a copy cut to its schema): an error
     naming the file, saying what to do; the other tasks' files are read. Before, nothing was said of the file: only
