@@ -207,6 +207,11 @@ def task_keys(rows, rule: TaskRule, override: str | None, unit: str = "row") -> 
     key, the task's problem, said once for its rows: no key taskspace knows and which rows have which. Before, each
     row was read with its own first key (acc here, acc_norm there, one benchmark scored two ways), or, with unknown
     keys, each row's error advised ``--metric TASK=KEY`` with its own key, which rejected the rows lacking it."""
+    rows = list(rows)
+    # (rows of one key layout, as a writer gives each row of a task, are the usual case: said at once, without a look
+    # at each key; rows alike but for a value holding a list here and a number there are left to each row's check)
+    if len({(tuple(row), tuple(listed) if listed else None) for _, row, listed in rows}) < 2:
+        return None
     by_key: dict[str, list[int]] = {}
     sets = set()
     for line, row, listed in rows:
