@@ -49,7 +49,8 @@
   installed, whatever the server offers: a commit first asks the Xet write-token endpoint
   (:meth:`HubClient._xet_offered`) and, where it answers 404/405, gives huggingface_hub its files as buffers, which it
   uploads by LFS; an upload failing before the commit (hf_xet's own error, an LFS batch endpoint answering 404) is a
-  :class:`HubError` naming it (:meth:`HubClient._upload_problem`).
+  :class:`HubError` naming it (:meth:`HubClient._upload_problem`), as is a Xet upload still running at the operation's
+  deadline (hf_xet retries on its own, past it): :class:`_XetWatchdog` aborts it then.
 - Nothing is written outside ``$TASKSPACE_HOME/hub``: every server-supplied revision must be a 40-hex-digit commit sha
   (a repo's ``sha``, a file's ``X-Repo-Commit``), a user's ``@REVISION`` a commit sha or a plain branch or tag
   name (:func:`is_valid_revision`), every repo file name a plain relative path (:func:`is_safe_repo_path`), and a
@@ -1119,6 +1120,10 @@ class HubClient:
             return None
         answer = get_session().get(self.endpoint + self._xet_path(repo_id),
                                    headers=build_hf_headers(token=self._token or False))
+        self._xet_cas = answer.headers.get("X-Xet-Cas-Url")  # the storage hf_xet talks to, named in its errors
+        if not self._xet_cas:
+            with contextlib.suppress(ValueError):
+                self._xet_cas = (answer.json() or {}).get("casUrl") if 200 <= answer.status_code < 300 else None
         return 200 <= answer.status_code < 300
 
     def _create_commit(self, repo_id: str, ops: list, xet: bool | None, **kwargs):
@@ -1126,20 +1131,27 @@ class HubClient:
         server does not have) a :class:`HubError` naming the endpoint and what to do."""
         quiet = _Unsaid("Uploading files as a binary IO buffer is not supported by Xet")  # LFS chosen, not a fallback
         logging.getLogger("huggingface_hub._commit_api").addFilter(quiet)
+        # hf_xet retries on its own (minutes: a storage answering 500 held a publish 318 s, one that never answers
+        # longer still), past this operation's deadline, which bounds only the requests huggingface_hub sends through
+        # _HubTransport: at the deadline the Xet session is aborted, which ends the upload's wait at once
+        watchdog = _XetWatchdog(self.deadline) if xet else None
         try:
             return self._api.create_commit(repo_id, ops, repo_type="dataset", token=self._token, **kwargs)
         except Exception as exc:  # noqa: BLE001 - an upload's failure said below, anything else re-raised
-            problem = self._upload_problem(exc, repo_id, xet)
+            problem = self._upload_problem(exc, repo_id, xet, watchdog is not None and watchdog.fired)
             if problem is None:
                 raise
         finally:
+            if watchdog is not None:
+                watchdog.cancel()
             logging.getLogger("huggingface_hub._commit_api").removeFilter(quiet)
         raise HubError(f"cannot write to {repo_id}: {problem}; nothing was committed")  # outside the except: it is
         # this error _call sees, not the HTTP error it would translate into a "not found"
 
-    def _upload_problem(self, exc: Exception, repo_id: str, xet: bool | None) -> str | None:
+    def _upload_problem(self, exc: Exception, repo_id: str, xet: bool | None, late: bool = False) -> str | None:
         """What failed in a commit's upload, for :meth:`_create_commit`'s error: the LFS batch endpoint answering
-        404/405, or hf_xet's own error (a builtin ``ConnectionError``, ...); None for anything else."""
+        404/405, or hf_xet's own error (a builtin ``ConnectionError``, ...; ``late``: the Xet upload was aborted at the
+        deadline); None for anything else."""
         from huggingface_hub import errors as hf
 
         if isinstance(exc, hf.HfHubHTTPError):
@@ -1151,9 +1163,43 @@ class HubClient:
             return (f"the Hub at {self.endpoint} {no_xet}its LFS upload endpoint ({answer.request.url.path}) answered "
                     f"{answer.status_code}, so no file can be uploaded to it: check HF_ENDPOINT")
         if _in_xet_upload(exc):
+            if late:
+                cas = getattr(self, "_xet_cas", None) or "the Xet storage"
+                return (f"the Xet upload to {cas} (the Xet storage the Hub at {self.endpoint} names) did not finish "
+                        f"within this operation's {self.deadline:g} s deadline (it answered too slowly or failed, and "
+                        "hf_xet was still retrying): run the publish again later, or set HF_HUB_DISABLE_XET=1 to upload "
+                        "by LFS")
             return (f"the Xet upload to the Hub at {self.endpoint} failed ({type(exc).__name__}: {str(exc)[:300]}): "
                     "run the publish again, or set HF_HUB_DISABLE_XET=1 to upload by LFS")
         return None
+
+
+class _XetWatchdog:
+    """Aborts huggingface_hub's Xet session once ``seconds`` have passed (a timer thread), unless cancelled first:
+    the upload waiting on hf_xet then raises (hf_xet's "Operation cancelled"), and ``fired`` says why. The session is
+    huggingface_hub's one per process (it makes a new one for the next upload); without the function that aborts it
+    (another huggingface_hub version) hf_xet's own retries run on, logged."""
+
+    def __init__(self, seconds: float):
+        import threading
+
+        self.fired = False
+        self._timer = threading.Timer(max(0.0, seconds), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        try:
+            from huggingface_hub.utils._xet import abort_xet_session
+        except ImportError:
+            log.warning("Hub: the Xet upload passed its deadline and this huggingface_hub cannot abort it; hf_xet's "
+                        "own retries go on")
+            return
+        self.fired = True
+        abort_xet_session()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
 
 
 class _Unsaid(logging.Filter):

@@ -1986,3 +1986,51 @@ def test_a_failing_xet_upload_is_a_hub_error_saying_how_to_upload_by_lfs(hub_ser
     assert f"{hub_server.url}/cas/" in msg and msg.endswith(
         "): run the publish again, or set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was committed"), msg
     assert hub_server.commits == [] and sleeps == []
+
+
+def _commit_in_a_thread(client, wait: float = 20.0):
+    """(the error ``client.commit`` of one Parquet file to tester/recs raised, seconds it took); fails the test when it
+    has not ended within ``wait`` seconds (hf_xet's own retries, unbounded, take minutes)."""
+    import threading
+    import time
+
+    got: dict = {}
+
+    def run():
+        try:
+            client.commit("tester/recs", {"a.parquet": b"PAR1" * 100}, [], "a commit")
+        except Exception as exc:  # noqa: BLE001 - looked at below
+            got["error"] = exc
+
+    start = time.monotonic()
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(wait)
+    took = time.monotonic() - start
+    assert not worker.is_alive(), f"the commit still runs after {took:.0f} s: hf_xet's retries ignore the deadline"
+    return got.get("error"), took
+
+
+@pytest.mark.parametrize("fault", ["stalls", "answers 500"])
+def test_a_xet_storage_that_stalls_or_fails_is_given_up_at_the_deadline_and_nothing_is_committed(hub_server, sleeps,
+                                                                                                   fault):
+    """The Xet storage the write-token answer names accepts the connection and never answers, or answers 500 to
+    everything: the commit ends at the client's deadline (here 1 s) with a HubError naming that storage, the deadline,
+    HF_HUB_DISABLE_XET=1 and that nothing was committed. Before, hf_xet's own retry loop ran on past the deadline:
+    measured at the default 60 s deadline, 318 s for a storage answering 500, over 900 s for one that stalls."""
+    hub_server.lfs = True
+    cas = hub_server.xet_cas = f"{hub_server.url}/cas"
+    if fault == "stalls":
+        hub_server.stall("/cas")
+    else:
+        hub_server.fail("/cas", [500] * 1000)
+    client = HubClient(token="hf_x", sleep=sleeps.append, deadline=1.0)
+    client.create_dataset("tester/recs")
+    err, took = _commit_in_a_thread(client)
+    assert isinstance(err, HubError), repr(err)
+    msg = str(err)
+    assert msg.startswith(f"cannot write to tester/recs: the Xet upload to {cas} (the Xet storage the Hub at "
+                          f"{hub_server.url} names) did not finish within this operation's 1 s deadline"), msg
+    assert msg.endswith("run the publish again later, or set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was "
+                        "committed"), msg
+    assert "hf_xet was still retrying" in msg and took < 10 and hub_server.commits == [] and sleeps == []
