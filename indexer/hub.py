@@ -1136,7 +1136,8 @@ class HubClient:
         # _HubTransport: at the deadline the Xet session is aborted, which ends the upload's wait at once
         watchdog = _XetWatchdog(self.deadline) if xet else None
         try:
-            return self._api.create_commit(repo_id, ops, repo_type="dataset", token=self._token, **kwargs)
+            with _no_progress_bars():
+                return self._api.create_commit(repo_id, ops, repo_type="dataset", token=self._token, **kwargs)
         except Exception as exc:  # noqa: BLE001 - an upload's failure said below, anything else re-raised
             problem = self._upload_problem(exc, repo_id, xet, watchdog is not None and watchdog.fired)
             if problem is None:
@@ -1200,6 +1201,23 @@ class _XetWatchdog:
 
     def cancel(self) -> None:
         self._timer.cancel()
+
+
+def _no_progress_bars():
+    """huggingface_hub's progress bars off for a block (``disable_progress_bars``, as it documents) when stderr is
+    not a terminal: hf_xet's upload bars, drawn with carriage returns and cursor moves, are noise in a log, a pipe or
+    beside ``--json``. ``HF_HUB_DISABLE_PROGRESS_BARS=0`` keeps them (huggingface_hub gives it priority)."""
+    import sys
+    import warnings
+
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars
+
+    isatty = getattr(sys.stderr, "isatty", None)
+    if (callable(isatty) and isatty()) or are_progress_bars_disabled():
+        return contextlib.nullcontext()
+    with warnings.catch_warnings():  # "cannot disable: HF_HUB_DISABLE_PROGRESS_BARS=0 has priority": the user's choice
+        warnings.simplefilter("ignore")
+        return disable_progress_bars()
 
 
 class _Unsaid(logging.Filter):

@@ -2034,3 +2034,26 @@ def test_a_xet_storage_that_stalls_or_fails_is_given_up_at_the_deadline_and_noth
     assert msg.endswith("run the publish again later, or set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was "
                         "committed"), msg
     assert "hf_xet was still retrying" in msg and took < 10 and hub_server.commits == [] and sleeps == []
+
+
+def test_a_xet_upload_draws_no_progress_bars_when_stderr_is_not_a_terminal(hub_server, sleeps, monkeypatch, capfd):
+    """hf_xet's upload bars ("Processing Files", "New Data Upload", drawn with carriage returns and cursor moves) are
+    off while a commit uploads with stderr not a terminal (a log, a pipe, `taskspace publish --json` in a job), as
+    huggingface_hub documents (``disable_progress_bars``), and on again after. Before, they were drawn into it."""
+    import sys
+
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    bars = sys.modules["huggingface_hub.utils.tqdm"]  # as without HF_HUB_DISABLE_PROGRESS_BARS (the fixture sets it)
+    monkeypatch.setattr(bars, "HF_HUB_DISABLE_PROGRESS_BARS", None)
+    monkeypatch.setattr(bars, "progress_bar_states", {})
+    hub_server.lfs = True
+    hub_server.xet_cas = f"{hub_server.url}/cas"  # the upload starts (its bars with it), then its storage answers 404
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    capfd.readouterr()
+    err, _ = _commit_in_a_thread(client)
+    assert isinstance(err, HubError) and "the Xet upload" in str(err), repr(err)
+    out, errs = capfd.readouterr()
+    assert out == "" and "Processing Files" not in errs and "\r" not in errs, errs
+    assert not are_progress_bars_disabled()
