@@ -1163,7 +1163,7 @@ class HubClient:
             no_xet = f"answers no Xet upload endpoint ({self._xet_path(repo_id)}) and " if xet is False else ""
             return (f"the Hub at {self.endpoint} {no_xet}its LFS upload endpoint ({answer.request.url.path}) answered "
                     f"{answer.status_code}, so no file can be uploaded to it: check HF_ENDPOINT")
-        if _in_xet_upload(exc):
+        if _in_xet_upload(exc, xet):
             if late:
                 cas = getattr(self, "_xet_cas", None) or "the Xet storage"
                 return (f"the Xet upload to {cas} (the Xet storage the Hub at {self.endpoint} names) did not finish "
@@ -1231,18 +1231,38 @@ class _Unsaid(logging.Filter):
         return not str(record.msg).startswith(self.start)
 
 
-def _in_xet_upload(exc: BaseException) -> bool:
-    """True for an error raised inside huggingface_hub's Xet upload (``_upload_xet_files``: hf_xet's own exceptions,
-    which carry no Python frame of their own), so not by an answer huggingface_hub reads or by our call."""
+#: the function of huggingface_hub's ``_commit_api`` that uploads by Xet (huggingface_hub 2.4), in whose frame hf_xet's
+#: errors surface (:func:`_in_xet_upload`)
+_XET_UPLOAD_FUNCTION = "_upload_xet_files"
+
+
+def _in_xet_upload(exc: BaseException, xet: bool | None = True) -> bool:
+    """True for an error raised inside huggingface_hub's Xet upload (:data:`_XET_UPLOAD_FUNCTION`, or a function it
+    calls: hf_xet's own exceptions, which carry no Python frame of their own), so not by an answer huggingface_hub
+    reads (those it raises are told apart first: :meth:`HubClient._upload_problem`) or by our call.
+    A huggingface_hub without that function (another version): an error of the kinds hf_xet raises (an ``OSError``
+    such as its ``ConnectionError``, a ``RuntimeError``, a ``ValueError``, its own classes) in a commit that went by
+    Xet (``xet``: the Hub offered it), not one of the HTTP errors :func:`_translate` reads; before, such an error
+    escaped `taskspace publish` as a traceback."""
     import inspect
 
     from huggingface_hub import _commit_api
 
-    code = getattr(inspect.unwrap(getattr(_commit_api, "_upload_xet_files", None)), "__code__", None)
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return code is not None and tb is not None and tb.tb_frame.f_code is code
+    code = getattr(inspect.unwrap(getattr(_commit_api, _XET_UPLOAD_FUNCTION, None)), "__code__", None)
+    if code is not None:  # in its frame, or in a function it calls (a version calling hf_xet from a helper)
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        return tb is not None
+    if not xet:
+        return False
+    import httpx2
+    from huggingface_hub import errors as hf
+
+    answers = (hf.HfHubHTTPError, httpx2.HTTPError, _Retryable, _Unreachable, _ProxyRefused, _Unsafe, _DeadlineExceeded)
+    if any(isinstance(e, answers) for e in _chain(exc)):
+        return False
+    return isinstance(exc, (OSError, RuntimeError, ValueError)) or type(exc).__module__.split(".")[0] == "hf_xet"
 
 
 #: safetensors dtypes that hold packed quantized weights (GPTQ/AWQ: I32); a parameter count with more than

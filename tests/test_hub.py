@@ -2057,3 +2057,42 @@ def test_a_xet_upload_draws_no_progress_bars_when_stderr_is_not_a_terminal(hub_s
     out, errs = capfd.readouterr()
     assert out == "" and "Processing Files" not in errs and "\r" not in errs, errs
     assert not are_progress_bars_disabled()
+
+
+@pytest.mark.parametrize("version", ["renamed", "from a helper"])
+def test_a_failing_xet_upload_is_a_hub_error_with_a_huggingface_hub_that_names_its_upload_otherwise(hub_server,
+                                                                                                   sleeps, monkeypatch,
+                                                                                                   version):
+    """hf_xet's error is told from others by the frame it surfaces in, huggingface_hub 2.4's ``_upload_xet_files``;
+    another version may name that function otherwise (``renamed``: a renamed copy, given as a ``partial``, so no
+    function of that name and no frame of it) or call hf_xet from a function of its own (``from a helper``): the
+    failing Xet upload is still the HubError saying HF_HUB_DISABLE_XET=1, nothing committed. Before, hf_xet's builtin
+    ``ConnectionError`` then escaped `taskspace publish` as a traceback."""
+    import functools
+    import inspect
+    import types
+
+    from huggingface_hub import _commit_api
+
+    real = inspect.unwrap(_commit_api._upload_xet_files)
+    if version == "renamed":
+        code = real.__code__.replace(co_name="_send_by_xet", co_qualname="_send_by_xet")
+        renamed = types.FunctionType(code, real.__globals__, "_send_by_xet", real.__defaults__, real.__closure__)
+        renamed.__kwdefaults__ = real.__kwdefaults__
+        monkeypatch.setattr(_commit_api, "_upload_xet_files", functools.partial(renamed))
+    else:
+        def _upload_xet_files(**kwargs):  # the upload's own function, which calls hf_xet in another
+            return real(**kwargs)
+
+        monkeypatch.setattr(_commit_api, "_upload_xet_files", _upload_xet_files)
+    hub_server.lfs = True
+    hub_server.xet_cas = f"{hub_server.url}/cas"  # it answers 404
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    with pytest.raises(HubError) as e:
+        client.commit("tester/recs", {"a.parquet": b"PAR1"}, [], "a commit")
+    msg = str(e.value)
+    assert msg.startswith(f"cannot write to tester/recs: the Xet upload to the Hub at {hub_server.url} failed "
+                          "(ConnectionError: "), msg
+    assert msg.endswith("set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was committed"), msg
+    assert hub_server.commits == [] and sleeps == []
