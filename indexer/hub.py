@@ -536,6 +536,7 @@ class HubClient:
         self._failing = False  # an operation gave up: later ones are tried once until one succeeds
         self._bases: dict[str, dict | None] = {}  # base model -> its model_info (None: the Hub could not say)
         self._using: set[str] = set()  # the repos whose cache lock this client holds (:meth:`using`)
+        self._xet_cas: str | None = None  # the Xet storage the Hub named for the last commit (:meth:`_xet_offered`)
         #: what happens next, said when an operation gave up: an indexing pass's source is tried again by the next
         #: run; a command the user runs (pull, publish) says what it left and to run it again
         self.again = again
@@ -1120,11 +1121,14 @@ class HubClient:
             return None
         answer = get_session().get(self.endpoint + self._xet_path(repo_id),
                                    headers=build_hf_headers(token=self._token or False))
-        self._xet_cas = answer.headers.get("X-Xet-Cas-Url")  # the storage hf_xet talks to, named in its errors
-        if not self._xet_cas:
+        offered = 200 <= answer.status_code < 300
+        cas = answer.headers.get("X-Xet-Cas-Url") if offered else None  # the storage hf_xet talks to, for its errors
+        if offered and not cas:
             with contextlib.suppress(ValueError):
-                self._xet_cas = (answer.json() or {}).get("casUrl") if 200 <= answer.status_code < 300 else None
-        return 200 <= answer.status_code < 300
+                body = answer.json()
+                cas = body.get("casUrl") if isinstance(body, dict) else None
+        self._xet_cas = cas[:200] if isinstance(cas, str) and cas else None
+        return offered
 
     def _create_commit(self, repo_id: str, ops: list, xet: bool | None, **kwargs):
         """``HfApi.create_commit`` of ``ops``, an upload that fails before the commit (Xet's, or an LFS endpoint the
@@ -1165,7 +1169,7 @@ class HubClient:
                     f"{answer.status_code}, so no file can be uploaded to it: check HF_ENDPOINT")
         if _in_xet_upload(exc, xet):
             if late:
-                cas = getattr(self, "_xet_cas", None) or "the Xet storage"
+                cas = self._xet_cas or "the Xet storage"
                 return (f"the Xet upload to {cas} (the Xet storage the Hub at {self.endpoint} names) did not finish "
                         f"within this operation's {self.deadline:g} s deadline (it answered too slowly or failed, and "
                         "hf_xet was still retrying): run the publish again later, or set HF_HUB_DISABLE_XET=1 to upload "
