@@ -49,7 +49,8 @@
   installed, whatever the server offers: a commit first asks the Xet write-token endpoint
   (:meth:`HubClient._xet_offered`) and, where it answers 404/405, gives huggingface_hub its files as buffers, which it
   uploads by LFS; an upload failing before the commit (hf_xet's own error, an LFS batch endpoint answering 404) is a
-  :class:`HubError` naming it (:meth:`HubClient._upload_problem`).
+  :class:`HubError` naming it (:meth:`HubClient._upload_problem`), as is a Xet upload still running at the operation's
+  deadline (hf_xet retries on its own, past it): :class:`_XetWatchdog` aborts it then.
 - Nothing is written outside ``$TASKSPACE_HOME/hub``: every server-supplied revision must be a 40-hex-digit commit sha
   (a repo's ``sha``, a file's ``X-Repo-Commit``), a user's ``@REVISION`` a commit sha or a plain branch or tag
   name (:func:`is_valid_revision`), every repo file name a plain relative path (:func:`is_safe_repo_path`), and a
@@ -535,6 +536,7 @@ class HubClient:
         self._failing = False  # an operation gave up: later ones are tried once until one succeeds
         self._bases: dict[str, dict | None] = {}  # base model -> its model_info (None: the Hub could not say)
         self._using: set[str] = set()  # the repos whose cache lock this client holds (:meth:`using`)
+        self._xet_cas: str | None = None  # the Xet storage the Hub named for the last commit (:meth:`_xet_offered`)
         #: what happens next, said when an operation gave up: an indexing pass's source is tried again by the next
         #: run; a command the user runs (pull, publish) says what it left and to run it again
         self.again = again
@@ -1119,27 +1121,42 @@ class HubClient:
             return None
         answer = get_session().get(self.endpoint + self._xet_path(repo_id),
                                    headers=build_hf_headers(token=self._token or False))
-        return 200 <= answer.status_code < 300
+        offered = 200 <= answer.status_code < 300
+        cas = answer.headers.get("X-Xet-Cas-Url") if offered else None  # the storage hf_xet talks to, for its errors
+        if offered and not cas:
+            with contextlib.suppress(ValueError):
+                body = answer.json()
+                cas = body.get("casUrl") if isinstance(body, dict) else None
+        self._xet_cas = cas[:200] if isinstance(cas, str) and cas else None
+        return offered
 
     def _create_commit(self, repo_id: str, ops: list, xet: bool | None, **kwargs):
         """``HfApi.create_commit`` of ``ops``, an upload that fails before the commit (Xet's, or an LFS endpoint the
         server does not have) a :class:`HubError` naming the endpoint and what to do."""
         quiet = _Unsaid("Uploading files as a binary IO buffer is not supported by Xet")  # LFS chosen, not a fallback
         logging.getLogger("huggingface_hub._commit_api").addFilter(quiet)
+        # hf_xet retries on its own (minutes: a storage answering 500 held a publish 318 s, one that never answers
+        # longer still), past this operation's deadline, which bounds only the requests huggingface_hub sends through
+        # _HubTransport: at the deadline the Xet session is aborted, which ends the upload's wait at once
+        watchdog = _XetWatchdog(self.deadline) if xet else None
         try:
-            return self._api.create_commit(repo_id, ops, repo_type="dataset", token=self._token, **kwargs)
+            with _no_progress_bars():
+                return self._api.create_commit(repo_id, ops, repo_type="dataset", token=self._token, **kwargs)
         except Exception as exc:  # noqa: BLE001 - an upload's failure said below, anything else re-raised
-            problem = self._upload_problem(exc, repo_id, xet)
+            problem = self._upload_problem(exc, repo_id, xet, watchdog is not None and watchdog.fired)
             if problem is None:
                 raise
         finally:
+            if watchdog is not None:
+                watchdog.cancel()
             logging.getLogger("huggingface_hub._commit_api").removeFilter(quiet)
         raise HubError(f"cannot write to {repo_id}: {problem}; nothing was committed")  # outside the except: it is
         # this error _call sees, not the HTTP error it would translate into a "not found"
 
-    def _upload_problem(self, exc: Exception, repo_id: str, xet: bool | None) -> str | None:
+    def _upload_problem(self, exc: Exception, repo_id: str, xet: bool | None, late: bool = False) -> str | None:
         """What failed in a commit's upload, for :meth:`_create_commit`'s error: the LFS batch endpoint answering
-        404/405, or hf_xet's own error (a builtin ``ConnectionError``, ...); None for anything else."""
+        404/405, or hf_xet's own error (a builtin ``ConnectionError``, ...; ``late``: the Xet upload was aborted at the
+        deadline); None for anything else."""
         from huggingface_hub import errors as hf
 
         if isinstance(exc, hf.HfHubHTTPError):
@@ -1150,10 +1167,61 @@ class HubClient:
             no_xet = f"answers no Xet upload endpoint ({self._xet_path(repo_id)}) and " if xet is False else ""
             return (f"the Hub at {self.endpoint} {no_xet}its LFS upload endpoint ({answer.request.url.path}) answered "
                     f"{answer.status_code}, so no file can be uploaded to it: check HF_ENDPOINT")
-        if _in_xet_upload(exc):
+        if _in_xet_upload(exc, xet):
+            if late:
+                cas = self._xet_cas or "the Xet storage"
+                return (f"the Xet upload to {cas} (the Xet storage the Hub at {self.endpoint} names) did not finish "
+                        f"within this operation's {self.deadline:g} s deadline (it answered too slowly or failed, and "
+                        "hf_xet was still retrying): run the publish again later, or set HF_HUB_DISABLE_XET=1 to upload "
+                        "by LFS")
             return (f"the Xet upload to the Hub at {self.endpoint} failed ({type(exc).__name__}: {str(exc)[:300]}): "
                     "run the publish again, or set HF_HUB_DISABLE_XET=1 to upload by LFS")
         return None
+
+
+class _XetWatchdog:
+    """Aborts huggingface_hub's Xet session once ``seconds`` have passed (a timer thread), unless cancelled first:
+    the upload waiting on hf_xet then raises (hf_xet's "Operation cancelled"), and ``fired`` says why. The session is
+    huggingface_hub's one per process (it makes a new one for the next upload); without the function that aborts it
+    (another huggingface_hub version) hf_xet's own retries run on, logged."""
+
+    def __init__(self, seconds: float):
+        import threading
+
+        self.fired = False
+        self._timer = threading.Timer(max(0.0, seconds), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        try:
+            from huggingface_hub.utils._xet import abort_xet_session
+        except ImportError:
+            log.warning("Hub: the Xet upload passed its deadline and this huggingface_hub cannot abort it; hf_xet's "
+                        "own retries go on")
+            return
+        self.fired = True
+        abort_xet_session()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _no_progress_bars():
+    """huggingface_hub's progress bars off for a block (``disable_progress_bars``, as it documents) when stderr is
+    not a terminal: hf_xet's upload bars, drawn with carriage returns and cursor moves, are noise in a log, a pipe or
+    beside ``--json``. ``HF_HUB_DISABLE_PROGRESS_BARS=0`` keeps them (huggingface_hub gives it priority)."""
+    import sys
+    import warnings
+
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars
+
+    isatty = getattr(sys.stderr, "isatty", None)
+    if (callable(isatty) and isatty()) or are_progress_bars_disabled():
+        return contextlib.nullcontext()
+    with warnings.catch_warnings():  # "cannot disable: HF_HUB_DISABLE_PROGRESS_BARS=0 has priority": the user's choice
+        warnings.simplefilter("ignore")
+        return disable_progress_bars()
 
 
 class _Unsaid(logging.Filter):
@@ -1167,18 +1235,38 @@ class _Unsaid(logging.Filter):
         return not str(record.msg).startswith(self.start)
 
 
-def _in_xet_upload(exc: BaseException) -> bool:
-    """True for an error raised inside huggingface_hub's Xet upload (``_upload_xet_files``: hf_xet's own exceptions,
-    which carry no Python frame of their own), so not by an answer huggingface_hub reads or by our call."""
+#: the function of huggingface_hub's ``_commit_api`` that uploads by Xet (huggingface_hub 2.4), in whose frame hf_xet's
+#: errors surface (:func:`_in_xet_upload`)
+_XET_UPLOAD_FUNCTION = "_upload_xet_files"
+
+
+def _in_xet_upload(exc: BaseException, xet: bool | None = True) -> bool:
+    """True for an error raised inside huggingface_hub's Xet upload (:data:`_XET_UPLOAD_FUNCTION`, or a function it
+    calls: hf_xet's own exceptions, which carry no Python frame of their own), so not by an answer huggingface_hub
+    reads (those it raises are told apart first: :meth:`HubClient._upload_problem`) or by our call.
+    A huggingface_hub without that function (another version): an error of the kinds hf_xet raises (an ``OSError``
+    such as its ``ConnectionError``, a ``RuntimeError``, a ``ValueError``, its own classes) in a commit that went by
+    Xet (``xet``: the Hub offered it), not one of the HTTP errors :func:`_translate` reads; before, such an error
+    escaped `taskspace publish` as a traceback."""
     import inspect
 
     from huggingface_hub import _commit_api
 
-    code = getattr(inspect.unwrap(getattr(_commit_api, "_upload_xet_files", None)), "__code__", None)
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return code is not None and tb is not None and tb.tb_frame.f_code is code
+    code = getattr(inspect.unwrap(getattr(_commit_api, _XET_UPLOAD_FUNCTION, None)), "__code__", None)
+    if code is not None:  # in its frame, or in a function it calls (a version calling hf_xet from a helper)
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        return tb is not None
+    if not xet:
+        return False
+    import httpx2
+    from huggingface_hub import errors as hf
+
+    answers = (hf.HfHubHTTPError, httpx2.HTTPError, _Retryable, _Unreachable, _ProxyRefused, _Unsafe, _DeadlineExceeded)
+    if any(isinstance(e, answers) for e in _chain(exc)):
+        return False
+    return isinstance(exc, (OSError, RuntimeError, ValueError)) or type(exc).__module__.split(".")[0] == "hf_xet"
 
 
 #: safetensors dtypes that hold packed quantized weights (GPTQ/AWQ: I32); a parameter count with more than

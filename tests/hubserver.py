@@ -32,6 +32,8 @@ starts with ``prefix`` (a dropping server). ``server.cut(prefix, n)``: the next 
 under ``prefix`` send their headers (the whole Content-Length) and half the body, then close the connection (a
 connection reset mid-file). ``server.slow(prefix, seconds)``: file answers under ``prefix`` send their body 1 KB at a
 time, ``seconds`` apart (a server trickling its bytes, each read well within any read timeout).
+``server.stall(prefix)``: requests under ``prefix`` are read and never answered, the connection held open until the
+server stops (a server that accepts and then hangs).
 ``server.garble(prefix, n)``: the next ``n`` answers under ``prefix`` are 200 with a
 body that is not JSON (a proxy's error page, a broken mirror). ``server.misanswer(prefix, body, n)``: the next ``n``
 answers under ``prefix`` (GET or POST) are 200 with the JSON ``body``, of a shape huggingface_hub does not expect (a
@@ -83,6 +85,8 @@ class HubServer:
         self._garbles: list[list] = []
         self._misanswers: list[list] = []
         self.slows: dict[str, float] = {}
+        self.stalls: list[str] = []  # path prefixes answered never (:meth:`stall`)
+        self._stopped = threading.Event()
         self.tampered: dict[str, dict] = {}
         self.tokens: dict[str, str] = {}
         self.commits: list[dict] = []
@@ -111,6 +115,7 @@ class HubServer:
         return self
 
     def stop(self) -> None:
+        self._stopped.set()  # the stalled requests end
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -162,6 +167,10 @@ class HubServer:
 
     def slow(self, prefix: str, seconds: float) -> None:
         self.slows[prefix] = seconds
+
+    def stall(self, prefix: str) -> None:
+        """Requests under ``prefix`` are never answered (their connection held open until the server stops)."""
+        self.stalls.append(prefix)
 
     def garble(self, prefix: str, n: int) -> None:
         with self._lock:
@@ -513,6 +522,10 @@ class _Handler(BaseHTTPRequestHandler):
             import socket
 
             self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if any(path.startswith(p) for p in self.hub.stalls):  # accepted, never answered
+            self.hub._stopped.wait()
+            self.close_connection = True
             return
         moved = self.hub._redirect(path)
         if moved is not None:  # a renamed repo

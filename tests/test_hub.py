@@ -1986,3 +1986,113 @@ def test_a_failing_xet_upload_is_a_hub_error_saying_how_to_upload_by_lfs(hub_ser
     assert f"{hub_server.url}/cas/" in msg and msg.endswith(
         "): run the publish again, or set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was committed"), msg
     assert hub_server.commits == [] and sleeps == []
+
+
+def _commit_in_a_thread(client, wait: float = 20.0):
+    """(the error ``client.commit`` of one Parquet file to tester/recs raised, seconds it took); fails the test when it
+    has not ended within ``wait`` seconds (hf_xet's own retries, unbounded, take minutes)."""
+    import threading
+    import time
+
+    got: dict = {}
+
+    def run():
+        try:
+            client.commit("tester/recs", {"a.parquet": b"PAR1" * 100}, [], "a commit")
+        except Exception as exc:  # noqa: BLE001 - looked at below
+            got["error"] = exc
+
+    start = time.monotonic()
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(wait)
+    took = time.monotonic() - start
+    assert not worker.is_alive(), f"the commit still runs after {took:.0f} s: hf_xet's retries ignore the deadline"
+    return got.get("error"), took
+
+
+@pytest.mark.parametrize("fault", ["stalls", "answers 500"])
+def test_a_xet_storage_that_stalls_or_fails_is_given_up_at_the_deadline_and_nothing_is_committed(hub_server, sleeps,
+                                                                                                   fault):
+    """The Xet storage the write-token answer names accepts the connection and never answers, or answers 500 to
+    everything: the commit ends at the client's deadline (here 1 s) with a HubError naming that storage, the deadline,
+    HF_HUB_DISABLE_XET=1 and that nothing was committed. Before, hf_xet's own retry loop ran on past the deadline:
+    measured at the default 60 s deadline, 318 s for a storage answering 500, over 900 s for one that stalls."""
+    hub_server.lfs = True
+    cas = hub_server.xet_cas = f"{hub_server.url}/cas"
+    if fault == "stalls":
+        hub_server.stall("/cas")
+    else:
+        hub_server.fail("/cas", [500] * 1000)
+    client = HubClient(token="hf_x", sleep=sleeps.append, deadline=1.0)
+    client.create_dataset("tester/recs")
+    err, took = _commit_in_a_thread(client)
+    assert isinstance(err, HubError), repr(err)
+    msg = str(err)
+    assert msg.startswith(f"cannot write to tester/recs: the Xet upload to {cas} (the Xet storage the Hub at "
+                          f"{hub_server.url} names) did not finish within this operation's 1 s deadline"), msg
+    assert msg.endswith("run the publish again later, or set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was "
+                        "committed"), msg
+    assert "hf_xet was still retrying" in msg and took < 10 and hub_server.commits == [] and sleeps == []
+
+
+def test_a_xet_upload_draws_no_progress_bars_when_stderr_is_not_a_terminal(hub_server, sleeps, monkeypatch, capfd):
+    """hf_xet's upload bars ("Processing Files", "New Data Upload", drawn with carriage returns and cursor moves) are
+    off while a commit uploads with stderr not a terminal (a log, a pipe, `taskspace publish --json` in a job), as
+    huggingface_hub documents (``disable_progress_bars``), and on again after. Before, they were drawn into it."""
+    import sys
+
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    bars = sys.modules["huggingface_hub.utils.tqdm"]  # as without HF_HUB_DISABLE_PROGRESS_BARS (the fixture sets it)
+    monkeypatch.setattr(bars, "HF_HUB_DISABLE_PROGRESS_BARS", None)
+    monkeypatch.setattr(bars, "progress_bar_states", {})
+    hub_server.lfs = True
+    hub_server.xet_cas = f"{hub_server.url}/cas"  # the upload starts (its bars with it), then its storage answers 404
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    capfd.readouterr()
+    err, _ = _commit_in_a_thread(client)
+    assert isinstance(err, HubError) and "the Xet upload" in str(err), repr(err)
+    out, errs = capfd.readouterr()
+    assert out == "" and "Processing Files" not in errs and "\r" not in errs, errs
+    assert not are_progress_bars_disabled()
+
+
+@pytest.mark.parametrize("version", ["renamed", "from a helper"])
+def test_a_failing_xet_upload_is_a_hub_error_with_a_huggingface_hub_that_names_its_upload_otherwise(hub_server,
+                                                                                                   sleeps, monkeypatch,
+                                                                                                   version):
+    """hf_xet's error is told from others by the frame it surfaces in, huggingface_hub 2.4's ``_upload_xet_files``;
+    another version may name that function otherwise (``renamed``: a renamed copy, given as a ``partial``, so no
+    function of that name and no frame of it) or call hf_xet from a function of its own (``from a helper``): the
+    failing Xet upload is still the HubError saying HF_HUB_DISABLE_XET=1, nothing committed. Before, hf_xet's builtin
+    ``ConnectionError`` then escaped `taskspace publish` as a traceback."""
+    import functools
+    import inspect
+    import types
+
+    from huggingface_hub import _commit_api
+
+    real = inspect.unwrap(_commit_api._upload_xet_files)
+    if version == "renamed":
+        code = real.__code__.replace(co_name="_send_by_xet", co_qualname="_send_by_xet")
+        renamed = types.FunctionType(code, real.__globals__, "_send_by_xet", real.__defaults__, real.__closure__)
+        renamed.__kwdefaults__ = real.__kwdefaults__
+        monkeypatch.setattr(_commit_api, "_upload_xet_files", functools.partial(renamed))
+    else:
+        def _upload_xet_files(**kwargs):  # the upload's own function, which calls hf_xet in another
+            return real(**kwargs)
+
+        monkeypatch.setattr(_commit_api, "_upload_xet_files", _upload_xet_files)
+    hub_server.lfs = True
+    hub_server.xet_cas = f"{hub_server.url}/cas"  # it answers 404
+    client = HubClient(token="hf_x", sleep=sleeps.append)
+    client.create_dataset("tester/recs")
+    with pytest.raises(HubError) as e:
+        client.commit("tester/recs", {"a.parquet": b"PAR1"}, [], "a commit")
+    msg = str(e.value)
+    assert msg.startswith(f"cannot write to tester/recs: the Xet upload to the Hub at {hub_server.url} failed "
+                          "(ConnectionError: "), msg
+    assert msg.endswith("set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was committed"), msg
+    assert hub_server.commits == [] and sleeps == []
