@@ -1127,8 +1127,9 @@ def test_check_leaves_to_reindex_the_benchmarks_of_a_space_no_pass_solves():
     (``indexed_by`` None: a pulled space, an older method): check advises no pass for it and leaves its prompts and
     benchmarks drift to `taskspace reindex`; lines for several spaces' passes come in one order, the configured
     space's first."""
-    from indexer.cli import _beyond_a_pass, _passes_advised
+    from indexer.cli import _passes_advised
     from indexer.sync import Drift
+    from indexer.sync import beyond_a_pass as _beyond_a_pass
 
     lost = Drift("s", missing={"prompts": ["h1"]}, extra={"benchmarks": ["b"]}, unindexed=["b"], uncomputed=["b"])
     assert _passes_advised([lost]) == {} and _beyond_a_pass(lost, {})
@@ -1280,6 +1281,14 @@ def test_check_reports_the_configured_space_unbuilt_in_a_home_of_an_older_method
     got = json.loads(cli("check", "--json")[1])["configured_unbuilt"]
     assert got["searched"] == name and got["older_method"] == "hyperplane" and got["command"] == "taskspace index", got
     assert cli("check", "--space", name)[0] == 0
+    # a Python caller gets the verdict the command prints (before, the configured space was the CLI's word alone)
+    from indexer.sync import check_report
+
+    with open_store() as sql, VectorStore.from_settings() as vs:
+        report, alone = check_report(sql, vs), check_report(sql, vs, name)
+    assert report.configured_unbuilt == got and not report.clean and report.running is None, report
+    assert report.as_dict() == json.loads(cli("check", "--json")[1])
+    assert alone.clean and alone.configured_unbuilt is None, alone
 
 
 def test_check_reports_a_space_built_from_another_encoders_embedding_cache(encoder, taskspace_home, cli):
