@@ -608,7 +608,8 @@ def check(
     from .store.vectors import VectorStore
     from .sync import beyond_a_pass, check_report, open_sql_of_index
 
-    with open_sql_of_index(read_only=True) as sql, VectorStore.from_settings() as vectors:
+    # create=False: a read-only command; a home whose index folder was removed gets it reported, not made empty
+    with open_sql_of_index(read_only=True) as sql, VectorStore.from_settings(create=False) as vectors:
         # the configured space (the one a pass solves): its models a pass would solve are drift (Drift.unsolved)
         report = check_report(sql, vectors, space)
     drifts, unbuilt, running = report.drifts, report.configured_unbuilt, report.running

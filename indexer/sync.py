@@ -42,7 +42,8 @@ Qdrant's Dot product is the model's predicted score.
   vectors are not recomputed (that needs the encoder): their digest covers hash, benchmarks, text snippet and encoder
   id. A kind whose live collection cannot be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose
   scan or search fails (its files damaged), is a problem of the drift with every expected point missing; ``reindex``
-  replaces it.
+  replaces it. So is the embedded folder that does not exist (removed by hand: :meth:`VectorStore.folder_missing` of a
+  store opened without creating it, as ``taskspace check`` opens it), in every space SQL holds.
 - :func:`check_report` is what ``taskspace check`` prints (and exits 1 on, :attr:`CheckReport.clean`): :func:`check`
   of the spaces and, without ``space``, :func:`configured_unbuilt` (the configured space not built while SQL holds
   results to build it from), and when that is not clean the indexing run in progress (:func:`running_pass`), whose
@@ -745,12 +746,15 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
     known = set()
     prompts = benchmarks = None  # SQL's, read once for every space
     encoder_dim = _configured_encoder_dim(solves)
+    gone = vectors.folder_missing()  # the embedded folder removed (a store opened without creating it)
     for rec in resolve_spaces(sql, space):
         name = space_name(rec)
         known.add(space_slug(name))
         drift = Drift(name, dim=int(rec.dim))
         drift.foreign_dim, drift.rebuild = _foreign_width(sql, rec, solves, encoder_dim)
         broken = set()
+        if gone is not None:  # (opened without create: before, check made an empty folder there and said nothing of it)
+            drift.problems.append(f"vector index folder {gone} does not exist: every point is missing")
         for kind in KINDS:
             why = vectors.unreadable(name, kind)
             if why is None and vectors.alias_target(name, kind) is None:

@@ -420,6 +420,36 @@ def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, t
         assert len(err.strip().splitlines()) == 1 and not db.exists()
 
 
+def test_check_search_and_spaces_on_a_home_whose_index_folder_was_removed_make_nothing(encoder, taskspace_home, cli):
+    """The Qdrant folder of an indexed home removed (by hand, a partial copy), its SQLite file kept: `taskspace check`
+    says the index folder does not exist, every point is missing and to run `taskspace reindex` (exit 1); `taskspace
+    search` that the space's index is missing and that `taskspace reindex --space NAME` rebuilds it (exit 3);
+    `taskspace spaces` lists its index as missing; none of them makes the folder, which `reindex` then rebuilds.
+    Before, each of these reads created an empty qdrant folder (its lock file, a folder per kind) in the home."""
+    import json
+    import shutil
+
+    from indexer.store.sql import open_store
+
+    with open_store() as sql:
+        space = fill(sql, encoder)
+    assert cli("reindex")[0] == 0
+    name, folder = space_name(space), taskspace_home / "qdrant"
+    shutil.rmtree(folder)
+    rc, out, err = cli("check")
+    assert rc == 1 and (f"space {name}: drift\n  vector index folder {folder} does not exist: every point is "
+                        "missing\n  missing models: 4: ") in out, (out, err)
+    assert "run `taskspace reindex` to rebuild the index from SQL" in err and not folder.exists(), (out, err)
+    got = json.loads(cli("check", "--json")[1])
+    assert not got["clean"] and got["spaces"][0]["counts"]["missing"] == {"models": 4, "benchmarks": 3, "prompts": 9}
+    rc, out, err = cli("search", "--benchmark", "toy/geo", "--space", name)
+    assert rc == 3 and f"is missing from {folder}; `taskspace reindex --space {name}`" in err, (out, err)
+    rc, out, err = cli("spaces")
+    assert rc == 0 and "index: models, benchmarks, prompts missing" in out, (out, err)
+    assert not folder.exists()
+    assert cli("reindex")[0] == 0 and cli("check", "--space", name)[0] == 0
+
+
 def test_check_reports_an_index_of_another_dimension(store, vs, encoder):
     space = fill(store, encoder)
     name = space_name(space)
