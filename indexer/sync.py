@@ -43,7 +43,7 @@ Qdrant's Dot product is the model's predicted score.
   id. A kind whose live collection cannot be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose
   scan or search fails (its files damaged), is a problem of the drift with every expected point missing; ``reindex``
   replaces it. So is the embedded folder that does not exist (removed by hand: :meth:`VectorStore.folder_missing` of a
-  store opened without creating it, as ``taskspace check`` opens it), in every space SQL holds.
+  store opened without creating it, as ``taskspace check`` opens it), in every space SQL holds points for.
 - :func:`check_report` is what ``taskspace check`` prints (and exits 1 on, :attr:`CheckReport.clean`): :func:`check`
   of the spaces and, without ``space``, :func:`configured_unbuilt` (the configured space not built while SQL holds
   results to build it from), and when that is not clean the indexing run in progress (:func:`running_pass`), whose
@@ -753,8 +753,6 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
         drift = Drift(name, dim=int(rec.dim))
         drift.foreign_dim, drift.rebuild = _foreign_width(sql, rec, solves, encoder_dim)
         broken = set()
-        if gone is not None:  # (opened without create: before, check made an empty folder there and said nothing of it)
-            drift.problems.append(f"vector index folder {gone} does not exist: every point is missing")
         for kind in KINDS:
             why = vectors.unreadable(name, kind)
             if why is None and vectors.alias_target(name, kind) is None:
@@ -811,6 +809,9 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})
+        if gone is not None and any(drift.missing.values()):  # why every point is missing (a space expecting none
+            # is clean); before, check made an empty folder there and said nothing of it
+            drift.problems.insert(0, f"vector index folder {gone} does not exist: every point is missing")
         if "models" not in broken:
             drift.unpushed = _unpushed(sql, vectors, rec, drift)
         live = {vectors.alias_target(name, k) for k in KINDS}
