@@ -605,20 +605,16 @@ def check(
 
       taskspace check --json
     """
-    from .spaces import configured_spec
     from .store.vectors import VectorStore
-    from .sync import check as run_check
-    from .sync import open_sql_of_index
+    from .sync import beyond_a_pass, check_report, open_sql_of_index
 
-    with open_sql_of_index(read_only=True) as sql, VectorStore.from_settings() as vectors:
+    # create=False: a read-only command; a home whose index folder was removed gets it reported, not made empty
+    with open_sql_of_index(read_only=True) as sql, VectorStore.from_settings(create=False) as vectors:
         # the configured space (the one a pass solves): its models a pass would solve are drift (Drift.unsolved)
-        spec = configured_spec(lenient=True)
-        drifts = run_check(sql, vectors, space, solves=spec)
-        unbuilt = None if space is not None else _configured_unbuilt(sql, spec)
-        running = None if all(d.clean for d in drifts) and unbuilt is None else _running_pass(sql)
-    clean = all(d.clean for d in drifts) and unbuilt is None
+        report = check_report(sql, vectors, space)
+    drifts, unbuilt, running = report.drifts, report.configured_unbuilt, report.running
     if as_json:
-        echo_json({"clean": clean, "spaces": [d.as_dict() for d in drifts], "configured_unbuilt": unbuilt})
+        echo_json(report.as_dict())
     else:
         if not drifts:
             typer.echo("no embedding spaces in SQL and none in the index")
@@ -654,7 +650,7 @@ def check(
         if running is None:
             for line in advice.values():
                 typer.echo(line, err=True)
-        if running is None and any(_beyond_a_pass(d, advice) for d in drifts if d.in_sql and d.pull_again is None):
+        if running is None and any(beyond_a_pass(d, advice) for d in drifts if d.in_sql and d.pull_again is None):
             then = "then " if advice else ""
             typer.echo(f"{then}run `taskspace reindex` to rebuild the index from SQL", err=True)
         if any(d.unsolvable for d in drifts):  # not drift (exit 0 on its own): no pass or rebuild repairs it
@@ -686,32 +682,8 @@ def check(
             typer.echo(f"configured space ({unbuilt['settings']}): not built; {meanwhile}")
             if running is None:
                 typer.echo(f"run `{unbuilt['command']}` to build it from the stored results", err=True)
-    if not clean:
+    if not report.clean:
         raise typer.Exit(1)
-
-
-def _configured_unbuilt(sql, spec) -> dict | None:
-    """check's account of the configured space (``spec``: the one `taskspace index` builds) when SQL holds none that
-    it matches and holds results to build it from: its settings, the space searches take meanwhile (None: there is
-    none, and every search fails), the method of that space when no setting of this taskspace builds it (`hyperplane`,
-    an older taskspace's; else None) and the command that builds it. None when it is built, when SQL holds no results
-    (an empty home; a home of pulled spaces alone, which `taskspace index` has nothing to build from), when every
-    space is a pulled one, or when the configured encoder cannot be loaded (`taskspace index` says so). Before, a home
-    whose spaces an older taskspace's method built, or one with results ingested and no space at all, checked clean."""
-    from .space import space_name
-    from .spaces import default_space, setting_value, update_command
-
-    spaces = sql.list_spaces()
-    if spec.encoder is None or any(spec.matches(s) for s in spaces) or not sql.has_outcomes():
-        return None
-    if spaces and all(sql.space_origin(s.id) is not None for s in spaces):  # pulled alone: their home's own work
-        return None
-    settings = f"encoder {spec.encoder}, method {spec.method}, lambda {setting_value(spec.lam)}, eps {setting_value(spec.eps)}"
-    searched = default_space(spaces, spec)
-    return {"settings": settings, "searched": None if searched is None else space_name(searched),
-            "older_method": (searched.method if searched is not None and update_command(searched) is None
-                             and sql.space_origin(searched.id) is None else None),
-            "command": "taskspace index"}
 
 
 def _foreign_said(d) -> str:
@@ -719,15 +691,6 @@ def _foreign_said(d) -> str:
     return (f"{d.dim} wide, where its encoder's own embeddings under its method make {d.foreign_dim}: built from "
             "another encoder's vectors in this encoder's embedding cache (a file copied or renamed), so every search "
             "of a new prompt fails on it")
-
-
-def _running_pass(sql):
-    """The indexing run in progress now, or None: the newest run is an ``index`` run recorded ``running`` (on SQLite,
-    whose lock is local, only while its process lives; on PostgreSQL while a session holds the lock: a killed one
-    stays ``running`` until the next pass, :meth:`~indexer.store.sql.Store.run_left_running`)."""
-    recs = sql.list_runs(limit=1)
-    run = recs[0] if recs and recs[0].kind == "index" and recs[0].status == "running" else None
-    return None if run is None or sql.run_left_running(run) else run
 
 
 def _while_a_pass_runs(exc) -> str:
@@ -741,9 +704,10 @@ def _while_a_pass_runs(exc) -> str:
         return text
     try:
         from .store.sql import open_store
+        from .sync import running_pass
 
         with open_store() as sql:
-            running = _running_pass(sql)
+            running = running_pass(sql)
     except Exception:  # noqa: BLE001 - the error as it is when the runs cannot be read
         return text
     if running is None:
@@ -854,34 +818,6 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], comm
     where = (f" (its pass solves space {', '.join(spaces)}; `taskspace index` solves the configured space alone)"
              if spaces else "")
     return f"run `{command}`{where} to " + "; ".join(parts)
-
-
-def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
-    """True when a space's drift is more than the indexing passes check advises (``advised``: their commands) repair:
-    with benchmarks whose vectors the pass that solves the space computes (``Drift.unindexed``, results ingested
-    since the last pass; ``Drift.uncomputed`` among them; that pass is ``Drift.indexed_by``) it rebuilds the
-    benchmarks and prompts collections, and it re-solves and pushes the models of ``Drift.by_pass`` (the unsolved
-    ones, or every one it solves when it solves them all), and every pass pushes the models of ``Drift.unpushed``
-    (their points waiting for a push), so only the other models' drift and the problems are left to `taskspace
-    reindex`. Before, a model whose results were ingested under a new name (its point's aliases stale) added "then
-    run `taskspace reindex`", though the pass left check clean; and another space's benchmarks and prompts drift was
-    discounted, though `taskspace index` does not repair it."""
-    missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
-    # a benchmark gone with a dropped source (extra, none missing): the pass that re-solves or removes its models
-    # rebuilds the benchmarks and prompts collections (Indexer's index stage: their counts differ)
-    gone = bool(d.extra.get("benchmarks")) and not d.missing.get("benchmarks") and bool(d.by_pass)
-    if (d.unindexed or d.uncomputed or gone) and d.indexed_by in advised:
-        for kinds in (missing, stale, extra):
-            kinds.pop("benchmarks", None)
-            kinds.pop("prompts", None)
-    # by_pass: by the pass that solves the space (the configured one's: `taskspace index`); unpushed: every pass
-    # pushes them
-    repaired = ((d.by_pass if (d.indexed_by or "taskspace index") in advised else set()) |
-                (set(d.unpushed) if advised else set()))
-    if repaired:
-        for kinds in (missing, stale, extra):
-            kinds["models"] = [m for m in kinds.get("models", []) if m not in repaired]
-    return bool(d.problems or any(missing.values()) or any(stale.values()) or any(extra.values()))
 
 
 app.add_typer(cli_sources.app, name="sources")

@@ -32,7 +32,7 @@ def _show(as_json: bool) -> None:
 
     with open_sql_of_index(read_only=True) as sql:
         try:
-            vectors = VectorStore.from_settings()
+            vectors = VectorStore.from_settings(create=False)  # a listing: a removed index folder is not made
         except BusyError as exc:  # a running server holds the embedded folder: SQL still says what the spaces are
             # (before: exit 6, nothing listed, and "send the query to it", though the server has no such query)
             infos = describe_spaces(sql)

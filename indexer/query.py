@@ -480,7 +480,7 @@ def _shared_stores():
         _close_locked()
         store = sql[1] if sql is not None else open_existing_store(s)  # a read-only call makes no home
         try:
-            vectors = VectorStore.from_settings(s).share()
+            vectors = VectorStore.from_settings(s, create=False).share()  # a query writes nothing: no folder made
         except BaseException:
             store.close()
             raise

@@ -42,7 +42,13 @@ Qdrant's Dot product is the model's predicted score.
   vectors are not recomputed (that needs the encoder): their digest covers hash, benchmarks, text snippet and encoder
   id. A kind whose live collection cannot be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose
   scan or search fails (its files damaged), is a problem of the drift with every expected point missing; ``reindex``
-  replaces it.
+  replaces it. So is the embedded folder that does not exist (removed by hand: :meth:`VectorStore.folder_missing` of a
+  store opened without creating it, as ``taskspace check`` opens it), in every space SQL holds points for.
+- :func:`check_report` is what ``taskspace check`` prints (and exits 1 on, :attr:`CheckReport.clean`): :func:`check`
+  of the spaces and, without ``space``, :func:`configured_unbuilt` (the configured space not built while SQL holds
+  results to build it from), and when that is not clean the indexing run in progress (:func:`running_pass`), whose
+  work the drift may be; :func:`beyond_a_pass` says whether a space's drift needs `taskspace reindex` beside the
+  indexing passes advised for it.
 - A pulled space (``taskspace pull``, read-only until raw results are ingested) keeps the prompts collection the pull
   wrote from the published index rows: ``reindex`` leaves it and ``check`` does not compare it (SQL has no texts).
 - :func:`open_sql_of_index` opens SQL for ``check`` and ``reindex``, refusing (instead of creating it empty) a SQLite
@@ -740,6 +746,7 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
     known = set()
     prompts = benchmarks = None  # SQL's, read once for every space
     encoder_dim = _configured_encoder_dim(solves)
+    gone = vectors.folder_missing()  # the embedded folder removed (a store opened without creating it)
     for rec in resolve_spaces(sql, space):
         name = space_name(rec)
         known.add(space_slug(name))
@@ -802,6 +809,9 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})
+        if gone is not None and any(drift.missing.values()):  # why every point is missing (a space expecting none
+            # is clean); before, check made an empty folder there and said nothing of it
+            drift.problems.insert(0, f"vector index folder {gone} does not exist: every point is missing")
         if "models" not in broken:
             drift.unpushed = _unpushed(sql, vectors, rec, drift)
         live = {vectors.alias_target(name, k) for k in KINDS}
@@ -815,3 +825,104 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
                 drift.extra[kind] = sorted(h.key for h in vectors.scan(slug, kind, missing_ok=True))
             out.append(drift)
     return out
+
+
+def configured_unbuilt(sql, spec) -> dict | None:
+    """The configured space (``spec``: the one `taskspace index` builds, :func:`indexer.spaces.configured_spec`) when
+    SQL holds none that it matches and holds results to build it from: ``{"settings": its settings, "searched": the
+    space searches without a space take meanwhile (None: there is none, and every search fails), "older_method": the
+    method of that space when no setting of this taskspace builds it (`hyperplane`, an older taskspace's; else None),
+    "command": the command that builds it}``. None when it is built, when SQL holds no results (an empty home; a home of
+    pulled spaces alone, which `taskspace index` has nothing to build from), when every space is a pulled one, or when
+    the configured encoder cannot be loaded (`taskspace index` says so). Drift of the home (:attr:`CheckReport.clean`):
+    before, a home whose spaces an older taskspace's method built, or one with results ingested and no space at all,
+    checked clean; and it was computed in the CLI alone (a Python caller of :func:`check` got no word of it)."""
+    from .spaces import default_space, setting_value, update_command
+
+    spaces = sql.list_spaces()
+    if spec.encoder is None or any(spec.matches(s) for s in spaces) or not sql.has_outcomes():
+        return None
+    if spaces and all(sql.space_origin(s.id) is not None for s in spaces):  # pulled alone: their home's own work
+        return None
+    settings = f"encoder {spec.encoder}, method {spec.method}, lambda {setting_value(spec.lam)}, eps {setting_value(spec.eps)}"
+    searched = default_space(spaces, spec)
+    return {"settings": settings, "searched": None if searched is None else space_name(searched),
+            "older_method": (searched.method if searched is not None and update_command(searched) is None
+                             and sql.space_origin(searched.id) is None else None),
+            "command": "taskspace index"}
+
+
+def running_pass(sql):
+    """The indexing run in progress now, or None: the newest run is an ``index`` run recorded ``running`` (on SQLite,
+    whose lock is local, only while its process lives; on PostgreSQL while a session holds the lock: a killed one
+    stays ``running`` until the next pass, :meth:`~indexer.store.sql.Store.run_left_running`)."""
+    recs = sql.list_runs(limit=1)
+    run = recs[0] if recs and recs[0].kind == "index" and recs[0].status == "running" else None
+    return None if run is None or sql.run_left_running(run) else run
+
+
+def beyond_a_pass(d: Drift, advised) -> bool:
+    """True when a space's drift is more than the indexing passes advised for it (``advised``: their commands, e.g.
+    ``taskspace index``) repair, so `taskspace reindex` is needed too: with benchmarks whose vectors the pass that
+    solves the space computes (``Drift.unindexed``, results ingested since the last pass; ``Drift.uncomputed`` among
+    them; that pass is ``Drift.indexed_by``) it rebuilds the benchmarks and prompts collections, and it re-solves and
+    pushes the models of ``Drift.by_pass`` (the unsolved ones, or every one it solves when it solves them all), and
+    every pass pushes the models of ``Drift.unpushed`` (their points waiting for a push), so only the other models'
+    drift and the problems are left to `taskspace reindex`. Before, a model whose results were ingested under a new
+    name (its point's aliases stale) added "then run `taskspace reindex`", though the pass left check clean; and
+    another space's benchmarks and prompts drift was discounted, though `taskspace index` does not repair it."""
+    missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
+    # a benchmark gone with a dropped source (extra, none missing): the pass that re-solves or removes its models
+    # rebuilds the benchmarks and prompts collections (Indexer's index stage: their counts differ)
+    gone = bool(d.extra.get("benchmarks")) and not d.missing.get("benchmarks") and bool(d.by_pass)
+    if (d.unindexed or d.uncomputed or gone) and d.indexed_by in advised:
+        for kinds in (missing, stale, extra):
+            kinds.pop("benchmarks", None)
+            kinds.pop("prompts", None)
+    # by_pass: by the pass that solves the space (the configured one's: `taskspace index`); unpushed: every pass
+    # pushes them
+    repaired = ((d.by_pass if (d.indexed_by or "taskspace index") in advised else set()) |
+                (set(d.unpushed) if advised else set()))
+    if repaired:
+        for kinds in (missing, stale, extra):
+            kinds["models"] = [m for m in kinds.get("models", []) if m not in repaired]
+    return bool(d.problems or any(missing.values()) or any(stale.values()) or any(extra.values()))
+
+
+@dataclass
+class CheckReport(ToDict):
+    """What `taskspace check` reports (:func:`check_report`): each space's :class:`Drift` (:func:`check`), the
+    configured space when it is not built (:func:`configured_unbuilt`; None when it is, or when a ``space`` alone was
+    checked) and, when the home is not clean, the indexing run in progress (:func:`running_pass`; None: none), whose
+    work in progress the drift may be (then `taskspace reindex` would make that pass fail: check names the pass
+    instead of advising it)."""
+
+    drifts: list[Drift]
+    configured_unbuilt: dict | None = None
+    running: object | None = None
+
+    @property
+    def clean(self) -> bool:
+        """True when every space is clean and the configured space is built (`taskspace check` exits 0)."""
+        return all(d.clean for d in self.drifts) and self.configured_unbuilt is None
+
+    def as_dict(self) -> dict:
+        """What `taskspace check --json` prints: ``clean``, each space's :meth:`Drift.as_dict` and
+        ``configured_unbuilt``."""
+        return {"clean": self.clean, "spaces": [d.as_dict() for d in self.drifts],
+                "configured_unbuilt": self.configured_unbuilt}
+
+
+def check_report(sql, vectors: VectorStore, space=None, *, solves=None) -> CheckReport:
+    """:func:`check` of every space (or of ``space`` alone) and, without ``space``, :func:`configured_unbuilt`: the
+    verdict `taskspace check` prints (:attr:`CheckReport.clean`: its exit 0). ``solves``: the spec of the space an
+    indexing pass solves (default: the configured one, :func:`indexer.spaces.configured_spec` ``(lenient=True)``)."""
+    if solves is None:
+        from .spaces import configured_spec
+
+        solves = configured_spec(lenient=True)
+    drifts = check(sql, vectors, space, solves=solves)
+    report = CheckReport(drifts, None if space is not None else configured_unbuilt(sql, solves))
+    if not report.clean:
+        report.running = running_pass(sql)
+    return report

@@ -420,6 +420,36 @@ def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, t
         assert len(err.strip().splitlines()) == 1 and not db.exists()
 
 
+def test_check_search_and_spaces_on_a_home_whose_index_folder_was_removed_make_nothing(encoder, taskspace_home, cli):
+    """The Qdrant folder of an indexed home removed (by hand, a partial copy), its SQLite file kept: `taskspace check`
+    says the index folder does not exist, every point is missing and to run `taskspace reindex` (exit 1); `taskspace
+    search` that the space's index is missing and that `taskspace reindex --space NAME` rebuilds it (exit 3);
+    `taskspace spaces` lists its index as missing; none of them makes the folder, which `reindex` then rebuilds.
+    Before, each of these reads created an empty qdrant folder (its lock file, a folder per kind) in the home."""
+    import json
+    import shutil
+
+    from indexer.store.sql import open_store
+
+    with open_store() as sql:
+        space = fill(sql, encoder)
+    assert cli("reindex")[0] == 0
+    name, folder = space_name(space), taskspace_home / "qdrant"
+    shutil.rmtree(folder)
+    rc, out, err = cli("check")
+    assert rc == 1 and (f"space {name}: drift\n  vector index folder {folder} does not exist: every point is "
+                        "missing\n  missing models: 4: ") in out, (out, err)
+    assert "run `taskspace reindex` to rebuild the index from SQL" in err and not folder.exists(), (out, err)
+    got = json.loads(cli("check", "--json")[1])
+    assert not got["clean"] and got["spaces"][0]["counts"]["missing"] == {"models": 4, "benchmarks": 3, "prompts": 9}
+    rc, out, err = cli("search", "--benchmark", "toy/geo", "--space", name)
+    assert rc == 3 and f"is missing from {folder}; `taskspace reindex --space {name}`" in err, (out, err)
+    rc, out, err = cli("spaces")
+    assert rc == 0 and "index: models, benchmarks, prompts missing" in out, (out, err)
+    assert not folder.exists()
+    assert cli("reindex")[0] == 0 and cli("check", "--space", name)[0] == 0
+
+
 def test_check_reports_an_index_of_another_dimension(store, vs, encoder):
     space = fill(store, encoder)
     name = space_name(space)
@@ -1127,8 +1157,9 @@ def test_check_leaves_to_reindex_the_benchmarks_of_a_space_no_pass_solves():
     (``indexed_by`` None: a pulled space, an older method): check advises no pass for it and leaves its prompts and
     benchmarks drift to `taskspace reindex`; lines for several spaces' passes come in one order, the configured
     space's first."""
-    from indexer.cli import _beyond_a_pass, _passes_advised
+    from indexer.cli import _passes_advised
     from indexer.sync import Drift
+    from indexer.sync import beyond_a_pass as _beyond_a_pass
 
     lost = Drift("s", missing={"prompts": ["h1"]}, extra={"benchmarks": ["b"]}, unindexed=["b"], uncomputed=["b"])
     assert _passes_advised([lost]) == {} and _beyond_a_pass(lost, {})
@@ -1280,6 +1311,14 @@ def test_check_reports_the_configured_space_unbuilt_in_a_home_of_an_older_method
     got = json.loads(cli("check", "--json")[1])["configured_unbuilt"]
     assert got["searched"] == name and got["older_method"] == "hyperplane" and got["command"] == "taskspace index", got
     assert cli("check", "--space", name)[0] == 0
+    # a Python caller gets the verdict the command prints (before, the configured space was the CLI's word alone)
+    from indexer.sync import check_report
+
+    with open_store() as sql, VectorStore.from_settings() as vs:
+        report, alone = check_report(sql, vs), check_report(sql, vs, name)
+    assert report.configured_unbuilt == got and not report.clean and report.running is None, report
+    assert report.as_dict() == json.loads(cli("check", "--json")[1])
+    assert alone.clean and alone.configured_unbuilt is None, alone
 
 
 def test_check_reports_a_space_built_from_another_encoders_embedding_cache(encoder, taskspace_home, cli):

@@ -12,7 +12,7 @@ Only those two modules import ``qdrant_edge`` / ``qdrant_client``, each when a s
 
 Opening
 -------
-``VectorStore.from_settings(settings=None)``: a Qdrant server when ``TASKSPACE_QDRANT_URL`` is set (with
+``VectorStore.from_settings(settings=None, create=True)``: a Qdrant server when ``TASKSPACE_QDRANT_URL`` is set (with
 ``TASKSPACE_QDRANT_API_KEY``), else the embedded engine ``TASKSPACE_QDRANT_ENGINE`` (``edge`` | ``local``) in
 ``settings.qdrant_path`` ($TASKSPACE_HOME/qdrant). The folder holds one folder per kind (``qdrant/models``,
 ``qdrant/benchmarks``, ``qdrant/prompts``), each opened on first use: a models query or a push of a few model
@@ -22,8 +22,10 @@ vectors does not touch the prompts.
 Use it as a context manager or call ``close()``: a folder is held by one store at a time (an exclusive lock on
 ``qdrant/.taskspace.lock``), and a second opener (another process, or a second store in the same process) gets
 :class:`~indexer.errors.BusyError`. A folder that does not exist is not created at open (unless ``create=True``,
-as ``from_settings`` does for the configured one): a read finds nothing there (a search or ``get`` raises
-:class:`~indexer.errors.IndexMissingError` saying the folder does not exist) and creates nothing; the first write
+as ``from_settings`` does for the configured one, but not with ``create=False``: the read-only commands, ``taskspace
+check``, ``search``, ``spaces``): a read finds nothing there (a search or ``get`` raises
+:class:`~indexer.errors.IndexMissingError` saying the folder does not exist, or, of the home's index opened by
+``from_settings``, that the space's index is missing and ``taskspace reindex`` rebuilds it) and creates nothing; the first write
 creates it and takes its lock. A server that is unreachable or refuses the key fails at open, within
 ``timeout`` seconds, with :class:`~indexer.errors.StoreError` naming the URL.
 
@@ -394,6 +396,9 @@ class VectorStore:
         self.path = Path(path).expanduser().resolve() if path is not None else None
         self.where = mask_url(url) or (str(self.path) if self.path else ":memory:")  # never shows a password
         self.local = url is None
+        #: True for the configured home's index (:meth:`from_settings`): SQL beside it rebuilds it, so a folder of it
+        #: that does not exist is said to be missing (`taskspace reindex`), not a path to check
+        self.of_home = False
         self.engine = "server" if url is not None else (engine or default_engine())
         if self.local and self.engine not in ENGINES:
             raise ConfigError(f"unknown Qdrant engine {self.engine!r}; use one of {', '.join(ENGINES)} "
@@ -535,14 +540,21 @@ class VectorStore:
         return m.group(1)
 
     @classmethod
-    def from_settings(cls, settings=None) -> "VectorStore":
+    def from_settings(cls, settings=None, *, create: bool = True) -> "VectorStore":
+        """The configured vector store (see the module docstring). ``create=False`` (a command that only reads the
+        index: ``taskspace check``, a search): an embedded folder that does not exist is not created (its reads find
+        nothing, and a search says the home's index is missing and that `taskspace reindex` rebuilds it from SQL);
+        before, every opener created it, so `taskspace check` on a home whose ``qdrant`` folder was removed made an
+        empty one."""
         if settings is None:
             from ..config import get_settings
 
             settings = get_settings()
         if settings.qdrant_url:
             return cls(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
-        return cls(path=settings.qdrant_path, engine=settings.qdrant_engine, create=True)
+        store = cls(path=settings.qdrant_path, engine=settings.qdrant_engine, create=create)
+        store.of_home = True
+        return store
 
     @classmethod
     def refuse_if_served(cls, settings=None) -> None:
@@ -900,6 +912,11 @@ class VectorStore:
             raise IndexMissingError(self.missing(space, [kind]))
         return target
 
+    def folder_missing(self) -> Path | None:
+        """The embedded folder when it does not exist (opened without ``create`` and nothing written since: removed by
+        hand, say), else None. :func:`indexer.sync.check` reports it."""
+        return self.path if self._never_written() else None
+
     def _never_written(self) -> bool:
         """True for an embedded folder that did not exist at open and still does not (nothing written to it)."""
         return self.path is not None and self._lockfile is None and not self._closed and not self.path.exists()
@@ -907,7 +924,7 @@ class VectorStore:
     def missing(self, space: str, kinds: Sequence[str]) -> str:
         """:func:`index_missing` of this store, or, when the folder holds the index as the other embedded engine wrote
         it, :meth:`other_engines_index`'s message, or, when the folder does not exist, that it does not."""
-        if self._never_written():
+        if self._never_written() and not self.of_home:
             return (f"the vector index folder {self.path} does not exist: nothing is indexed there (a read creates "
                     "nothing); check the path, e.g. VectorStore(path=HOME/qdrant) for a taskspace home's index, or "
                     "VectorStore.from_settings() for TASKSPACE_HOME's")
