@@ -873,7 +873,7 @@ def _stop_idle_progress_monitors() -> None:
             continue
         cls = thread.tqdm_cls
         with cls.get_lock():
-            if len(cls._instances):  # a bar is open: it is monitored
+            if len(getattr(cls, "_instances", ())):  # a bar is open: it is monitored
                 continue
         thread.exit()
         if getattr(cls, "monitor", None) is thread:
