@@ -6,14 +6,16 @@
 
 Importing this package is cheap: torch, sentence-transformers, SQLAlchemy and qdrant-client load only
 inside the modules that need them (``indexer.encoder``, ``indexer.store``); ``find_models``, ``Filters``,
-``FindResult`` and the browse functions are imported on first access, and listed by ``dir(indexer)`` before it
+``FindResult`` (with the classes of its results' fields: ``ModelResult``, ``Coverage``, ``Evidence``) and the browse
+functions are imported on first access, and listed by ``dir(indexer)`` before it
 (what IPython's and Jupyter's completion of ``indexer.`` read).
 """
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "find_models": "find", "Filters": "find", "FindResult": "find", "ModelResult": "find", "parse_params": "find",
+    "find_models": "find", "Filters": "find", "FindResult": "find", "ModelResult": "find", "Coverage": "find",
+    "Evidence": "find", "parse_params": "find",
     "list_models": "browse", "list_benchmarks": "browse", "model_detail": "browse",
 }
 __all__ = ["__version__", *_LAZY]

@@ -374,11 +374,12 @@ def _name(value):
 
 def _licence(value):
     """A ``--license`` value's problem: a name's (:func:`indexer.records.name_problem`), or commas and spaces alone, which name no license
-    (the library splits a value at its commas, :class:`indexer.find.Filters`, and refuses one naming none)."""
-    from .find import licence_names, no_licence
+    (the library splits a value at its commas, :class:`indexer.find.Filters`, and refuses one naming none), or an
+    invisible character inside a name (:func:`indexer.find.hidden_in_licence`)."""
+    from .find import hidden_in_licence, licence_names, no_licence
     from .records import name_problem
 
-    return name_problem(value) or (None if licence_names(value) else no_licence(value))
+    return name_problem(value) or (hidden_in_licence(value) if licence_names(value) else no_licence(value))
 
 
 _prompt_args = _texts_option(_text)

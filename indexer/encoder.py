@@ -234,6 +234,11 @@ class EmbeddingCache:
         #: load before anything was stored in it
         self.created = not self.path.exists()
         self._local = threading.local()
+        #: each live thread's connection, so :meth:`close` closes them all (guarded by ``_lock``); a thread's next use
+        #: after a close (``_closes`` counts them) opens its own again
+        self._cons: dict[threading.Thread, sqlite3.Connection] = {}
+        self._lock = threading.Lock()
+        self._closes = 0
         self._recovering(self._create)
 
     def _create(self) -> None:
@@ -242,9 +247,15 @@ class EmbeddingCache:
 
     def _conn(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
-        if con is None:
-            con = sqlite3.connect(self.path, timeout=60)
-            self._local.con = con
+        if con is None or self._local.closes != self._closes:
+            # used by this thread alone; another may only close it (:meth:`close`)
+            con = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            with self._lock:
+                # the connections of threads that ended are closed here (a server's pool replaces its threads)
+                for thread in [t for t in self._cons if not t.is_alive()]:
+                    self._cons.pop(thread).close()
+                self._cons[threading.current_thread()] = con
+                self._local.con, self._local.closes = con, self._closes
             con.execute("PRAGMA journal_mode=WAL")
         return con
 
@@ -324,10 +335,14 @@ class EmbeddingCache:
         return None if row is None else int(row[0]) // 4
 
     def close(self) -> None:
-        con = getattr(self._local, "con", None)
-        if con is not None:
-            con.close()
+        """Close the file: every thread's connection (before, the calling thread's alone, so a server's or a
+        program's other threads kept theirs open). A later use opens it again."""
+        with self._lock:
+            cons, self._cons = list(self._cons.values()), {}
+            self._closes += 1
             self._local.con = None
+        for con in cons:
+            con.close()
 
     def discard_if_unused(self) -> bool:
         """Remove the file (and SQLite's -wal/-shm beside it) when this object made it and nothing is stored in it:
@@ -413,6 +428,15 @@ class Encoder:
         self._loading = threading.RLock()
         #: (when, message) of the last load that failed (:data:`RETRY_FAILED_LOAD_SECONDS`)
         self._failed: tuple[float, str] | None = None
+
+    def close(self) -> None:
+        """Release the loaded model (and tokenizer) and close the embedding cache's file; the next use loads and
+        opens them again."""
+        with self._loading:
+            self._model = None
+            self._counter = None
+            if self._cache is not None:
+                self._cache.close()
 
     #: texts encoded, then committed to the cache, per step: a killed run loses at most one chunk of work (an index
     #: pass, which can be asked to stop, takes steps of at most :data:`STOP_EVERY`)
@@ -821,6 +845,39 @@ def _fingerprint_cached(path: Path, cache_dir: Path) -> str:
 
 
 _ENCODERS: dict[tuple, Encoder] = {}
+_ENCODERS_LOCK = threading.Lock()
+
+
+def close_encoders() -> None:
+    """Release what the shared encoders (:func:`get_encoder`) hold: each one's model (and tokenizer) and its
+    embedding cache's file (every thread's connection), and forget them, so the next :func:`get_encoder` makes a new
+    one; an :class:`Encoder` a program still holds loads its model again on its next use. Then stops tqdm's monitor
+    thread (started by the first progress bar, a model load's) when no bar is open: tqdm starts it again with its
+    next bar. Call it when no query is encoding."""
+    with _ENCODERS_LOCK:
+        encoders = list(_ENCODERS.values())
+        _ENCODERS.clear()
+    for enc in encoders:
+        enc.close()
+    _stop_idle_progress_monitors()
+
+
+def _stop_idle_progress_monitors() -> None:
+    """Stop each tqdm monitor thread whose tqdm class has no bar open (its thread otherwise runs for the process's
+    life, waking every 10 s)."""
+    monitor_module = sys.modules.get("tqdm._monitor")
+    if monitor_module is None:  # tqdm never imported: no monitor
+        return
+    for thread in threading.enumerate():
+        if not isinstance(thread, monitor_module.TMonitor) or thread is threading.current_thread():
+            continue
+        cls = thread.tqdm_cls
+        with cls.get_lock():
+            if len(getattr(cls, "_instances", ())):  # a bar is open: it is monitored
+                continue
+        thread.exit()
+        if getattr(cls, "monitor", None) is thread:
+            cls.monitor = None
 
 
 def get_encoder(name: str | None = None) -> Encoder:
@@ -829,7 +886,8 @@ def get_encoder(name: str | None = None) -> Encoder:
 
     s = get_settings()
     key = (canonical_name(name or s.encoder), str(s.cache_dir), s.encoder_device, s.batch_size)
-    enc = _ENCODERS.get(key)
-    if enc is None:
-        enc = _ENCODERS[key] = Encoder(name)
+    with _ENCODERS_LOCK:
+        enc = _ENCODERS.get(key)
+        if enc is None:
+            enc = _ENCODERS[key] = Encoder(name)
     return enc

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CLI, ConfigError, InputError, arg
+from .errors import CLI, ConfigError, InputError, arg, counted
 from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
@@ -610,7 +610,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         # the share held out is rounded and at least one prompt: said as a count when it is not 20% (1 of 2 prompts)
         k, n = len(folds[0].test), len(folds[0].test) + len(folds[0].train)
         held = "random 20% of prompts held out" if f"{k / n:.0%}" == "20%" else f"random {k} of {n} prompts held out"
-        desc = (f"{held}, {seeds} seed(s); "
+        desc = (f"{held}, {counted(seeds, 'seed')}; "
                 + ("mean ± std over seeds" if seeds > 1 else "one seed, so no spread (--seeds 2 or more gives one)"))
     elif split == "coverage":
         n_groups = len(folds) // seeds

@@ -206,6 +206,22 @@ def no_licence(value: str, said: str | None = None) -> str:
     return f"names no license ({why}{f': {said}' if said else ''}); give a license name such as mit"
 
 
+def hidden_in_licence(value: str) -> str | None:
+    """What a license filter's value with an invisible character inside a name (a zero-width space, a soft hyphen:
+    pasted from a page; those at its edges are dropped, :func:`licence_names`) is told, after the value, or None: no
+    license name holds one, so such a filter matched no model and answered none without a word (before). The name
+    without it is said, as Python writes it. :class:`Filters` (the library, the HTTP API) and the CLI's ``--license``
+    alike."""
+    names = licence_names(value)
+    hidden = next((c for n in names for c in n if unicodedata.category(c) == "Cf"), None)
+    if hidden is None:
+        return None
+    seen = ",".join("".join(c for c in n if unicodedata.category(c) != "Cf") for n in names)
+    return (f"holds an invisible character inside a name (U+{ord(hidden):04X}, "
+            f"{unicodedata.name(hidden, 'a format character').lower()}), which no license name has: give the name "
+            f"without it ({seen[:40]!r})")
+
+
 @dataclass
 class Filters:
     """What the candidates must satisfy (every field optional; all must hold). Each becomes a Qdrant payload
@@ -254,6 +270,8 @@ class Filters:
                                      item=f"filters.licenses[{i}]")
                 if not licence_names(x):
                     raise InputError(f"licenses[{i}] {no_licence(x, repr(x[:40]))}", item=f"filters.licenses[{i}]")
+                if hidden := hidden_in_licence(x):
+                    raise InputError(f"licenses[{i}] {x[:40]!r} {hidden}", item=f"filters.licenses[{i}]")
             # a model card naming several licenses is stored (and shown) as "apache-2.0,mit", its point holding each
             # (indexer.sync.license_payload): no point holds a text with a comma, so a value given as the answers show
             # it ("apache-2.0,mit", "mit, apache-2.0") is the licenses it names (before: it matched nothing)

@@ -29,6 +29,7 @@ method) is searched with a warning saying that ``taskspace index`` builds the co
 from __future__ import annotations
 
 import atexit
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -520,9 +521,9 @@ def _stores_key(s) -> tuple:
 
 
 def _keep_locked(name: str, value) -> None:
-    """``_OPEN[name] = value``, with :func:`close_cached` registered to run at exit (once a process)."""
+    """``_OPEN[name] = value``, with the stores' close registered to run at exit (once a process)."""
     if not _OPEN.get("atexit"):
-        atexit.register(close_cached)
+        atexit.register(_close_stores)
         _OPEN["atexit"] = True
     _OPEN[name] = value
 
@@ -537,10 +538,31 @@ def _close_locked() -> None:
         sql[1].close()
 
 
-def close_cached() -> None:
-    """Close the stores :func:`find_models` keeps open (releases the embedded index folder)."""
+def _close_stores() -> None:
     with _OPEN_LOCK:
         _close_locked()
+
+
+def close_cached(*, encoders: bool = True) -> None:
+    """Release what the library's queries keep for the process: the SQL and vector stores :func:`find_models` keeps
+    open (the embedded index folder and its lock, the database file), the posterior factors and model-page rows read
+    from them, and (``encoders=True``) the shared encoders' models and embedding-cache files, with tqdm's idle
+    monitor thread that a model load starts (:func:`indexer.encoder.close_encoders`). The next query opens and loads
+    them again. ``encoders=False`` keeps the encoders loaded (the next query skips the model load: seconds). Call it
+    when no query is running. Before, the encoders, their cache files (one connection per thread that encoded) and
+    the monitor thread stayed for the process's life."""
+    with _OPEN_LOCK:
+        _close_locked()
+        _PATTERNS.clear()
+        _OBSERVED.clear()
+    browse = sys.modules.get(f"{__package__}.browse")
+    if browse is not None:
+        with browse._EVERY_LOCK:
+            browse._EVERY.clear()
+    if encoders:
+        encoder = sys.modules.get(f"{__package__}.encoder")
+        if encoder is not None:  # never imported: no encoder to release
+            encoder.close_encoders()
 
 
 def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None = None, top: int = 10,

@@ -55,8 +55,9 @@ def taskspace_home(tmp_path, monkeypatch):
     yield tmp_path / "home"
     import sys
 
-    if "indexer.query" in sys.modules:  # find_models() without stores keeps them open: not across tests
-        sys.modules["indexer.query"].close_cached()
+    if "indexer.query" in sys.modules:  # find_models() without stores keeps them open: not across tests (the
+        # shared encoders stay loaded: a model load a test would cost seconds)
+        sys.modules["indexer.query"].close_cached(encoders=False)
     reset_settings()
 
 

@@ -298,7 +298,7 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     finally:
         sys.argv = argv
         if "indexer.query" in sys.modules:
-            sys.modules["indexer.query"].close_cached()
+            sys.modules["indexer.query"].close_cached(encoders=False)
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -2337,13 +2337,14 @@ def test_a_rerun_without_the_sweep_removes_the_earlier_sweep_plot_and_says_so(tm
 
 def test_the_in_sample_protocol_gives_the_real_count_held_out_and_counts_read_in_the_singular():
     """`--split in-sample` on 2 prompts holds out 1 (50%): the protocol says "random 1 of 2 prompts held out", not
-    "random 20%"; one model reads "1 model x 2 prompts"; 1 prompt says what to do."""
+    "random 20%"; one model reads "1 model x 2 prompts", one seed "1 seed" (before, "1 seed(s)"); 1 prompt says what to
+    do."""
     from indexer.evaluate import evaluate
     from indexer.evaluation.report import format_result
 
     m = from_arrays(np.array([[1.0, 0.0]]), ["p1", "p2"], ["a", "a"])
     res = evaluate("x", split="in-sample", seeds=1, matrix=m, embeddings=np.eye(2), sweep=False)
-    assert res["protocol"].startswith("random 1 of 2 prompts held out, 1 seed(s)"), res["protocol"]
+    assert res["protocol"].startswith("random 1 of 2 prompts held out, 1 seed; one seed"), res["protocol"]
     assert "x: 1 model x 2 prompts (density" in format_result(res)
     with pytest.raises(InputError, match="1 prompt is too few .* needs at least 2 prompts .*evaluate data with more"):
         splits.in_sample(1, 1)

@@ -1704,6 +1704,38 @@ def test_dir_of_the_package_lists_the_library_before_first_access():
     assert out == "[] []"
 
 
+def test_every_class_a_find_result_holds_is_importable_from_the_package():
+    """A notebook user who meets `result[0].coverage` (a `Coverage`) or `.evidence` (an `Evidence`) and wants to name
+    its class (a type hint, an isinstance check) imports it from `indexer`, as `FindResult` and `ModelResult`: every
+    class reached through the fields of `find_models`' answer is in `indexer.__all__` and `from indexer import NAME`
+    gives it. Before, `Coverage` and `Evidence` were only in `indexer.find` (ImportError from `indexer`)."""
+    import dataclasses
+    import typing
+
+    import indexer
+    from indexer.find import FindResult
+
+    seen, todo = set(), [FindResult]
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        for hint in typing.get_type_hints(cls).values():
+            parts = [hint]
+            while parts:
+                t = parts.pop()
+                parts.extend(typing.get_args(t))
+                if dataclasses.is_dataclass(t) and t.__module__.startswith("indexer"):
+                    todo.append(t)
+    assert {c.__name__ for c in seen} >= {"FindResult", "ModelResult", "Coverage", "Evidence"}
+    for cls in seen:
+        assert cls.__name__ in indexer.__all__, cls.__name__
+        namespace = {}
+        exec(f"from indexer import {cls.__name__}", namespace)
+        assert namespace[cls.__name__] is cls
+
+
 def test_a_model_measured_on_a_varied_benchmark_is_measured_near_its_benchmark_query(tmp_path, encoder):
     """A benchmark of varied prompts (20 unrelated tasks) has a mean vector that many of its prompts are not similar
     to (cosine below NEAR_SIMILARITY). Its query's neighbourhood is its own prompts, so a model measured on it, even

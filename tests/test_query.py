@@ -234,6 +234,58 @@ def test_a_program_holding_its_own_vector_store_can_pass_it_alone(indexed):
     assert query._OPEN.get("sql") is None
 
 
+def test_close_cached_releases_the_encoders_their_cache_files_and_the_progress_monitor(indexed, encoder):
+    """`indexer.query.close_cached()` after `indexer.find_models(prompt)` (from two threads) releases everything the
+    queries kept: the stores, the shared encoder (forgotten, its model dropped), its embedding cache's file (both
+    threads' connections) and tqdm's monitor thread (started by a model load's progress bar); the next query opens
+    them again. Before, it closed the stores alone: the cache file stayed open (once per thread that encoded), the
+    encoder loaded and the monitor thread ran for the process's life."""
+    import io
+    import os
+    import threading
+
+    from tqdm import tqdm
+    from tqdm._monitor import TMonitor
+
+    import indexer
+    from indexer import encoder as encoder_module
+    from indexer import query
+
+    def opened(path):  # how many times this process has the file open
+        return sum(os.path.realpath(f"/proc/self/fd/{fd}") == path for fd in os.listdir("/proc/self/fd"))
+
+    vectors = indexed[1]  # held by the test: find_models keeps an SQL store alone
+    prompt = f"Question 3 on {TOPICS[3]}: what is item 3 of alpha?"  # its embedding is cached: no model load
+    cache = os.path.realpath(encoder._get_cache().path)  # the shared encoder's file too
+    # closed: SQLite keeps a closed connection's descriptor open while another connection of the process holds the file
+    encoder._cache.close()
+    assert indexer.find_models(prompt, k=2, vectors=vectors).results
+    done, release = threading.Event(), threading.Event()
+
+    def other():  # a second thread that encoded, still alive (a server's pool thread)
+        indexer.find_models(prompt, k=2, vectors=vectors)
+        done.set()
+        release.wait(10)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        assert done.wait(10)
+        (shared,) = encoder_module._ENCODERS.values()
+        assert len(shared._cache._cons) == 2
+        tqdm(total=1, file=io.StringIO()).close()  # the bar of a model load starts the monitor
+        assert opened(cache) == 2 and any(isinstance(t, TMonitor) for t in threading.enumerate())
+        query.close_cached()
+        assert opened(cache) == 0 and not shared._cache._cons
+        assert not any(isinstance(t, TMonitor) and t.is_alive() for t in threading.enumerate())
+        assert encoder_module._ENCODERS == {} and shared._model is None and query._OPEN.get("sql") is None
+    finally:
+        release.set()
+        thread.join()
+    assert [r.model for r in indexer.find_models(prompt, k=2, vectors=vectors).results]  # opened again
+    assert opened(cache) == 1
+
+
 def test_a_call_refused_under_a_bad_database_url_leaves_the_next_call_its_store(indexed, monkeypatch):
     """A program that points TASKSPACE_DATABASE_URL at a database that cannot be opened (a typo) gets the error, and
     once it sets the URL back, the next call answers. Before, the SQL store kept for `list_benchmarks()` was closed

@@ -1001,6 +1001,27 @@ def test_a_license_with_invisible_characters_at_its_edges_is_the_license_it_name
         assert client.get("/v1/models", params={"license": lic}).json()["models"] == listed["models"]
 
 
+def test_a_license_with_an_invisible_character_inside_is_refused_quoting_it(client):
+    """`GET /v1/models?license=mi%E2%80%8Bt` (a zero-width space inside the name, pasted from a page) is a 422 naming
+    `license` that shows the character (`'mi\\u200bt'`, U+200B, its name) and the name without it, as `POST
+    /v1/find`'s `filters.licenses` is; before, a 200 with no model (no license id holds one), as if none had that
+    license. A value of a zero-width space alone is quoted as `'\\u200b'` too (not printed invisible)."""
+    said = ("'mi\\u200bt' holds an invisible character inside a name (U+200B, zero width space), which no license "
+            "name has: give the name without it ('mit')")
+    err = assert_error(client.get("/v1/models?license=mi%E2%80%8Bt"), 422, "invalid_input", "license")
+    assert err["message"] == f"license {said}", err
+    err = assert_error(client.get("/v1/models?license=mit&license=ap%C2%ADache"), 422, "invalid_input", "license")
+    assert err["message"].startswith("license (its value 2 of 2) 'ap\\xadache' holds an invisible character inside "
+                                     "a name (U+00AD, soft hyphen)"), err
+    post = lambda licenses: client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": licenses}})  # noqa: E731
+    assert assert_error(post(["mit", "mi\u200bt"]), 422, "invalid_input", "filters.licenses[1]")["message"] == (
+        f"licenses[1] {said}")
+    assert assert_error(post("mi\u200bt"), 422, "invalid_input", "filters.licenses")["message"] == f"licenses {said}"
+    err = assert_error(client.get("/v1/models?license=%E2%80%8B"), 422, "invalid_input", "license")
+    assert err["message"] == ("license names no license (commas, spaces or invisible characters alone: '\\u200b'); "
+                              "give a license name such as mit"), err
+
+
 def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
     """`GET /v1/models?benchmark=` (blank) is a 422 naming `benchmark`, as `POST /v1/find {"benchmark": ""}` is; before,
     a 404 "unknown benchmark ''; did you mean ..." listing five benchmarks. A blank `measured_on=` names `measured_on`
