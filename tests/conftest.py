@@ -83,6 +83,20 @@ def vector_engine(request, taskspace_home, monkeypatch):
     return engine or "edge"
 
 
+@pytest.fixture(autouse=True)
+def hub_offline_kept():
+    """huggingface_hub reads HF_HUB_OFFLINE (and HF_ENDPOINT) once, when it is imported, and
+    :class:`indexer.hub.HubClient` sets its offline flag from the environment when a client is made: a test of the
+    local Hub (``hub_server``: HF_HUB_OFFLINE=0) left the flag off for every later test, whose load of an encoder not
+    installed then asked huggingface.co and waited ~70 s for a network this machine does not have (six tests in CI's
+    order, seven minutes). The flag and the endpoint are put back after every test."""
+    from huggingface_hub import constants
+
+    saved = constants.HF_HUB_OFFLINE, constants.ENDPOINT
+    yield
+    constants.HF_HUB_OFFLINE, constants.ENDPOINT = saved
+
+
 @pytest.fixture(scope="session")
 def encoder():
     """The real all-MiniLM-L6-v2, loaded once per session (offline, from the installed package)."""
