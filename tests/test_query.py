@@ -191,7 +191,7 @@ def test_find_models_without_stores_opens_them_once_and_yields_the_folder(tmp_pa
         want = [(m.model, m.score) for m in find_models(benchmark="alpha", store=store, vectors=vectors)]
     opened = []
     real = VectorStore.from_settings
-    monkeypatch.setattr(VectorStore, "from_settings", lambda settings=None: opened.append(1) or real(settings))
+    monkeypatch.setattr(VectorStore, "from_settings", lambda settings=None, **kw: opened.append(1) or real(settings, **kw))
     assert [(m.model, m.score) for m in find_models(benchmark="alpha")] == want
     assert [m.model for m in find_models(["What is item 3 of alpha about?"], top=2)]
     assert len(opened) == 1
