@@ -256,6 +256,9 @@ def test_close_cached_releases_the_encoders_their_cache_files_and_the_progress_m
 
     vectors = indexed[1]  # held by the test: find_models keeps an SQL store alone
     prompt = f"Question 3 on {TOPICS[3]}: what is item 3 of alpha?"  # its embedding is cached: no model load
+    # the shared encoders earlier tests of the session left (other settings, another encoder): released first, so
+    # that the one the queries below share is the only one (before, in CI's order, it was one of two)
+    encoder_module.close_encoders()
     cache = os.path.realpath(encoder._get_cache().path)  # the shared encoder's file too
     # closed: SQLite keeps a closed connection's descriptor open while another connection of the process holds the file
     encoder._cache.close()
