@@ -234,7 +234,7 @@ def test_a_program_holding_its_own_vector_store_can_pass_it_alone(indexed):
     assert query._OPEN.get("sql") is None
 
 
-def test_close_cached_releases_the_encoders_their_cache_files_and_the_progress_monitor(indexed, encoder):
+def test_close_cached_releases_the_encoders_their_cache_files_and_the_progress_monitor(indexed, monkeypatch, tmp_path):
     """`indexer.query.close_cached()` after `indexer.find_models(prompt)` (from two threads) releases everything the
     queries kept: the stores, the shared encoder (forgotten, its model dropped), its embedding cache's file (both
     threads' connections) and tqdm's monitor thread (started by a model load's progress bar); the next query opens
@@ -250,18 +250,20 @@ def test_close_cached_releases_the_encoders_their_cache_files_and_the_progress_m
     import indexer
     from indexer import encoder as encoder_module
     from indexer import query
+    from indexer.config import reset_settings
 
     def opened(path):  # how many times this process has the file open
         return sum(os.path.realpath(f"/proc/self/fd/{fd}") == path for fd in os.listdir("/proc/self/fd"))
 
     vectors = indexed[1]  # held by the test: find_models keeps an SQL store alone
-    prompt = f"Question 3 on {TOPICS[3]}: what is item 3 of alpha?"  # its embedding is cached: no model load
-    # the shared encoders earlier tests of the session left (other settings, another encoder): released first, so
-    # that the one the queries below share is the only one (before, in CI's order, it was one of two)
+    prompt = f"Question 3 on {TOPICS[3]}: what is item 3 of alpha?"
+    # the shared encoders earlier tests of the session left are released first, so that the one the queries below
+    # share is the only one, and its embedding cache is this test's own: the session's cache file is held by other
+    # tests' encoders (27 descriptors in CI's order), and SQLite keeps a closed connection's descriptor open while
+    # another connection of the process holds the file
     encoder_module.close_encoders()
-    cache = os.path.realpath(encoder._get_cache().path)  # the shared encoder's file too
-    # closed: SQLite keeps a closed connection's descriptor open while another connection of the process holds the file
-    encoder._cache.close()
+    monkeypatch.setenv("TASKSPACE_CACHE_DIR", str(tmp_path / "own-cache"))
+    reset_settings()
     assert indexer.find_models(prompt, k=2, vectors=vectors).results
     done, release = threading.Event(), threading.Event()
 
@@ -275,7 +277,8 @@ def test_close_cached_releases_the_encoders_their_cache_files_and_the_progress_m
     try:
         assert done.wait(10)
         (shared,) = encoder_module._ENCODERS.values()
-        assert len(shared._cache._cons) == 2
+        cache = os.path.realpath(shared._cache.path)
+        assert cache.startswith(os.path.realpath(tmp_path / "own-cache")) and len(shared._cache._cons) == 2
         tqdm(total=1, file=io.StringIO()).close()  # the bar of a model load starts the monitor
         assert opened(cache) == 2 and any(isinstance(t, TMonitor) for t in threading.enumerate())
         query.close_cached()
