@@ -1970,10 +1970,9 @@ def test_a_commit_to_a_hub_offering_neither_xet_nor_lfs_is_a_hub_error_naming_th
     assert hub_server.commits == [] and sleeps == []
 
 
-def test_a_failing_xet_upload_is_a_hub_error_saying_how_to_upload_by_lfs(hub_server, sleeps):
-    """A Hub whose Xet write-token endpoint answers (so the files go by Xet) but whose Xet storage then fails (here
-    it answers 404): a HubError naming the Xet upload, saying HF_HUB_DISABLE_XET=1 uploads by LFS and that nothing
-    was committed. Before, hf_xet's builtin ``ConnectionError`` escaped `taskspace publish` as a traceback."""
+def _failed_xet_commit(hub_server, sleeps) -> str:
+    """The HubError of a commit whose files go by Xet (the write-token endpoint answers) to a Xet storage that answers
+    404, checked to name the Xet upload and hf_xet's ConnectionError."""
     hub_server.lfs = True
     hub_server.xet_cas = f"{hub_server.url}/cas"
     client = HubClient(token="hf_x", sleep=sleeps.append)
@@ -1983,6 +1982,14 @@ def test_a_failing_xet_upload_is_a_hub_error_saying_how_to_upload_by_lfs(hub_ser
     msg = str(e.value)
     assert msg.startswith(f"cannot write to tester/recs: the Xet upload to the Hub at {hub_server.url} failed "
                           "(ConnectionError: "), msg
+    return msg
+
+
+def test_a_failing_xet_upload_is_a_hub_error_saying_how_to_upload_by_lfs(hub_server, sleeps):
+    """A Hub whose Xet write-token endpoint answers (so the files go by Xet) but whose Xet storage then fails (here
+    it answers 404): a HubError naming the Xet upload, saying HF_HUB_DISABLE_XET=1 uploads by LFS and that nothing
+    was committed. Before, hf_xet's builtin ``ConnectionError`` escaped `taskspace publish` as a traceback."""
+    msg = _failed_xet_commit(hub_server, sleeps)
     assert f"{hub_server.url}/cas/" in msg and msg.endswith(
         "): run the publish again, or set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was committed"), msg
     assert hub_server.commits == [] and sleeps == []
@@ -2085,14 +2092,6 @@ def test_a_failing_xet_upload_is_a_hub_error_with_a_huggingface_hub_that_names_i
             return real(**kwargs)
 
         monkeypatch.setattr(_commit_api, "_upload_xet_files", _upload_xet_files)
-    hub_server.lfs = True
-    hub_server.xet_cas = f"{hub_server.url}/cas"  # it answers 404
-    client = HubClient(token="hf_x", sleep=sleeps.append)
-    client.create_dataset("tester/recs")
-    with pytest.raises(HubError) as e:
-        client.commit("tester/recs", {"a.parquet": b"PAR1"}, [], "a commit")
-    msg = str(e.value)
-    assert msg.startswith(f"cannot write to tester/recs: the Xet upload to the Hub at {hub_server.url} failed "
-                          "(ConnectionError: "), msg
+    msg = _failed_xet_commit(hub_server, sleeps)
     assert msg.endswith("set HF_HUB_DISABLE_XET=1 to upload by LFS; nothing was committed"), msg
     assert hub_server.commits == [] and sleeps == []
